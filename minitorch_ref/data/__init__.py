@@ -1,0 +1,5 @@
+"""Datasets and mini-batch loading, as ``torch.utils.data``."""
+from minitorch_ref.data.dataloader import DataLoader, default_collate
+from minitorch_ref.data.dataset import Dataset, Subset, TensorDataset, random_split
+
+__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "default_collate"]

@@ -1,0 +1,22 @@
+"""Layers, activations, losses and containers with manual forward/backward passes."""
+from minitorch_ref.nn import init
+from minitorch_ref.nn.activation import (
+    GELU, Activation, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh,
+)
+from minitorch_ref.nn.batchnorm import BatchNorm1d
+from minitorch_ref.nn.container import Sequential
+from minitorch_ref.nn.dropout import Dropout
+from minitorch_ref.nn.flatten import Flatten
+from minitorch_ref.nn.linear import Identity, Linear
+from minitorch_ref.nn.loss import (
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Loss, MSELoss, NLLLoss,
+)
+from minitorch_ref.nn.module import Module
+from minitorch_ref.nn.parameter import Parameter
+
+__all__ = [
+    "init", "Parameter", "Module", "Sequential", "Linear", "Identity", "Flatten",
+    "Activation", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
+    "Dropout", "BatchNorm1d",
+    "Loss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss",
+]

@@ -1,0 +1,27 @@
+"""Input validation shared by the layers: errors that tell a student what to fix."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_features(name: str, x: np.ndarray, features: int) -> np.ndarray:
+    """Check that ``x`` is a float batch of shape ``(N, features)``; return it as an array."""
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[1] != features:
+        hint = " Did you forget the batch dimension?" if x.ndim == 1 else ""
+        raise ValueError(f"{name} expected input of shape (N, {features}), got {x.shape}.{hint}")
+    check_floating(name, x)
+    return x
+
+
+def check_floating(name: str, x: np.ndarray) -> None:
+    if not np.issubdtype(x.dtype, np.floating):
+        raise ValueError(
+            f"{name} expected a floating-point array, got dtype {x.dtype}. "
+            "Convert it first, e.g. x.astype(np.float64)."
+        )
+
+
+def check_same_shape(name: str, what: str, got: np.ndarray, expected: tuple[int, ...]) -> None:
+    if np.shape(got) != tuple(expected):
+        raise ValueError(f"{name}: {what} must have shape {tuple(expected)}, got {np.shape(got)}.")
