@@ -1,0 +1,1 @@
+"""Student-facing helpers: datasets, plots and widgets. Contains no graded solution."""

@@ -1,0 +1,28 @@
+"""nbgrader configuration: the repository root is the course directory."""
+import os
+import sys
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+c = get_config()  # noqa: F821  (injected by nbgrader)
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+
+# Autograding kernels start in autograded/<student>/<assignment>/, where the
+# course packages are not importable unless the root is on the path.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
+sys.path.insert(0, ROOT)
+
+# A solution cell that never returns must not stall grading.
+c.Execute.timeout = 30
+# A student who deletes a test cell still gets it graded (and scored 0 if failing).
+c.OverwriteCells.add_missing_cells = True
+# Feedback shows which checks failed, never the hidden test code.
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
