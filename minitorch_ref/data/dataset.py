@@ -75,6 +75,8 @@ def _split_lengths(lengths: Sequence[float], n: int) -> list[int]:
     """Integer lengths; fractions summing to 1 become counts, the remainder
     going one by one to the first splits, as in PyTorch."""
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and n != 1:
+        if any(not 0 <= frac <= 1 for frac in lengths):
+            raise ValueError(f"random_split fractions must each be in [0, 1], got {list(lengths)}")
         counts = [int(math.floor(n * frac)) for frac in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1

@@ -68,10 +68,11 @@ class BatchNorm1d(Module):
 
     def _batch_statistics(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = len(x)
-        if n < 2 and self.training:
+        if n < 2:
+            fix = "call model.eval()" if self.track_running_stats else "use track_running_stats=True"
             raise ValueError(
-                f"BatchNorm1d expected more than 1 value per channel when training, got "
-                f"input of shape {x.shape}. Use a batch of 2 or more, or call model.eval()."
+                f"BatchNorm1d expected more than 1 value per channel to compute batch "
+                f"statistics, got input of shape {x.shape}. Use a batch of 2 or more, or {fix}."
             )
         mean, var = x.mean(axis=0), x.var(axis=0)
         if self.training and self.track_running_stats:

@@ -24,10 +24,12 @@ def _array(tensor: Tensor) -> np.ndarray:
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The factor that keeps activation variance constant through a nonlinearity.
 
-    linear/identity/sigmoid: 1, tanh: 5/3, relu: sqrt(2),
+    linear/sigmoid/conv*: 1, tanh: 5/3, relu: sqrt(2),
     leaky_relu: sqrt(2 / (1 + slope**2)) (slope ``param``, default 0.01), selu: 3/4.
     """
-    if nonlinearity in ("linear", "identity", "sigmoid", "conv1d", "conv2d", "conv3d"):
+    linear_like = ("linear", "sigmoid", "conv1d", "conv2d", "conv3d",
+                   "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+    if nonlinearity in linear_like:
         return 1.0
     if nonlinearity == "tanh":
         return 5.0 / 3

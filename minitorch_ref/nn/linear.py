@@ -90,8 +90,14 @@ class Identity(Module):
         - Input: any; Output: the same.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_shape = None
+
     def forward(self, x: np.ndarray) -> np.ndarray:
+        self.input_shape = np.shape(x)
         return x
 
     def backward(self, grad_output: np.ndarray) -> np.ndarray:
+        self._require_forward(self.input_shape)
         return grad_output

@@ -112,6 +112,8 @@ class LinearLR(LRScheduler):
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if not (0 < start_factor <= 1 and 0 <= end_factor <= 1):
             raise ValueError("start_factor must be in (0, 1] and end_factor in [0, 1]")
+        if total_iters < 1:
+            raise ValueError(f"total_iters must be a positive integer, got {total_iters}")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 

@@ -1,0 +1,97 @@
+"""Checks of the student's Linear: forward, dL/dx, dL/dW and dL/db, accumulation, init."""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks._modules import (
+    CASES, Case, expect_accumulation, expect_forward, expect_input_grad, expect_param_grads,
+    twins,
+)
+from autograder.compare import as_array
+from autograder.diagnose import close, not_summed, transposed, when
+from autograder.failure import expect
+from autograder.registry import check
+from minitorch_ref import nn as ref
+
+PARAMS = ("weight", "bias")
+OUT = (2, 7, 2, 4)  # output sizes paired with CASES: non-square, and one square layer
+
+WEIGHT_SIGNATURES = (
+    transposed("dL/dW looks transposed. With Y = X @ W + b, dL/dW = X.T @ grad_output, "
+               "of shape (in_features, out_features)."),
+)
+BIAS_SIGNATURES = (
+    not_summed("dL/db was not summed over the batch: dL/db = grad_output.sum(axis=0), "
+               "of shape (out_features,)."),
+)
+INPUT_SIGNATURES = (
+    transposed("dL/dx looks transposed: dL/dx = grad_output @ W.T, of shape (N, in_features)."),
+)
+
+
+def _layers(Linear, bias: bool = True):
+    for case, out in zip(CASES, OUT):
+        student, reference = twins("Linear", Linear, ref.Linear, case.features, out, bias=bias,
+                                   params=PARAMS, seed=case.seed)
+        x, grad_output = case.inputs(out)
+        yield case, student, reference, x, grad_output
+
+
+@check
+def linear_forward(Linear):
+    """Y = X @ W + b on several shapes (batch 1, non-square), large inputs, and bias=False."""
+    for case, student, reference, x, _ in _layers(Linear):
+        bias = reference.bias.data
+        signatures = (
+            when("no_bias", lambda g, e, b=bias: close(g + b, e),
+                 "the output is X @ W without the bias: add b (broadcast over the batch)."),
+        )
+        expect_forward("Linear", student, reference, x, case, signatures)
+    large = Case(5, 3, seed=4, scale=1e3)
+    student, reference = twins("Linear", Linear, ref.Linear, 3, 2, params=PARAMS, seed=4)
+    expect_forward("Linear", student, reference, large.inputs(2)[0], large)
+    for case, student, reference, x, _ in _layers(Linear, bias=False):
+        expect_forward("Linear(bias=False)", student, reference, x, case)
+
+
+@check
+def linear_backward_input(Linear):
+    """dL/dx = grad_output @ W.T, returned by backward."""
+    for case, student, reference, x, grad_output in _layers(Linear):
+        expect_input_grad("Linear", student, reference, x, grad_output, case, INPUT_SIGNATURES)
+
+
+@check
+def linear_backward_params(Linear):
+    """dL/dW = X.T @ grad_output and dL/db = sum over the batch, stored in .grad."""
+    for case, student, reference, x, grad_output in _layers(Linear):
+        expect_param_grads("Linear", student, reference, x, grad_output, case,
+                           {"weight": WEIGHT_SIGNATURES, "bias": BIAS_SIGNATURES})
+
+
+@check
+def linear_grad_accumulates(Linear):
+    """Two backward passes without zero_grad add their gradients (PyTorch's semantics)."""
+    case, out = CASES[0], OUT[0]
+    student, reference = twins("Linear", Linear, ref.Linear, case.features, out,
+                               params=PARAMS, seed=case.seed)
+    x, grad_output = case.inputs(out)
+    expect_accumulation("Linear", student, reference, x, grad_output, PARAMS)
+
+
+@check
+def linear_init(Linear):
+    """Weights and bias drawn from U(-1/sqrt(in_features), 1/sqrt(in_features)), shape (in, out)."""
+    in_features, out_features = 400, 300
+    layer = Linear(in_features, out_features)
+    weight = as_array("Linear.weight.data", layer.weight.data, (in_features, out_features))
+    bias = as_array("Linear.bias.data", layer.bias.data, (out_features,))
+    bound = 1 / np.sqrt(in_features)
+    for name, values in (("weight", weight), ("bias", bias)):
+        expect(float(values.__abs__().max()) <= bound * (1 + 1e-9),
+               f"Linear.{name} has values up to {float(values.__abs__().max()):.4g}; "
+               f"PyTorch's init stays within 1/sqrt(in_features) = {bound:.4g}.")
+    std = float(weight.std())
+    expect(abs(std - bound / np.sqrt(3)) < 0.05 * bound,
+           f"Linear.weight has standard deviation {std:.4g}; U(-{bound:.3g}, {bound:.3g}) "
+           f"has {bound / np.sqrt(3):.4g}. Draw from a uniform distribution with that bound.")

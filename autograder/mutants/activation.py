@@ -1,0 +1,221 @@
+"""Activations, Identity and Flatten with one classic student bug each (reference subclasses)."""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from autograder.mutants import Mutant
+from minitorch_ref import nn
+
+
+def _quiet():
+    """The unstable mutants overflow on purpose; keep the audit's output clean."""
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+class ReLUGradOneAtZero(nn.ReLU):
+    def derivative(self):
+        return (self.input >= 0).astype(self.input.dtype)
+
+
+class ReLUMaskFromOutput(nn.ReLU):
+    def derivative(self):
+        return (self.output >= 0).astype(self.input.dtype)
+
+
+class ReLUInPlace(nn.ReLU):
+    def function(self, x):
+        x[x < 0] = 0
+        return x
+
+
+class LeakyReLUNoSlopeInBackward(nn.LeakyReLU):
+    def derivative(self):
+        return (self.input > 0).astype(self.input.dtype)
+
+
+class LeakyReLUFixedSlope(nn.LeakyReLU):
+    def function(self, x):
+        return np.where(x > 0, x, 0.01 * x)
+
+    def derivative(self):
+        return np.where(self.input > 0, 1.0, 0.01)
+
+
+class SigmoidDerivativeOfInput(nn.Sigmoid):
+    def derivative(self):
+        return self.input * (1 - self.input)
+
+
+class SigmoidDerivativeMissingOneMinus(nn.Sigmoid):
+    def derivative(self):
+        return self.output
+
+
+class SigmoidUnstable(nn.Sigmoid):
+    def function(self, x):
+        with _quiet():
+            return np.exp(x) / (1 + np.exp(x))
+
+
+class SigmoidFloat32Output(nn.Sigmoid):
+    def function(self, x):
+        return special.expit(x).astype(np.float32)
+
+
+class SigmoidFloat64Output(nn.Sigmoid):
+    def function(self, x):
+        with _quiet():
+            return np.vectorize(lambda v: 1 / (1 + np.exp(-v)))(x.astype(np.float64))
+
+
+class TanhDerivativeOfInput(nn.Tanh):
+    def derivative(self):
+        return 1 - self.input**2
+
+
+class TanhUnstable(nn.Tanh):
+    def function(self, x):
+        with _quiet():
+            return (np.exp(x) - np.exp(-x)) / (np.exp(x) + np.exp(-x))
+
+
+class GELUAlwaysTanh(nn.GELU):
+    def __init__(self, approximate="none"):
+        super().__init__("tanh")
+
+
+class GELUAlwaysExact(nn.GELU):
+    def __init__(self, approximate="none"):
+        super().__init__("none")
+
+
+class GELUDerivativeMissingTerm(nn.GELU):
+    def derivative(self):
+        if self.approximate == "none":
+            return special.ndtr(self.input)
+        return super().derivative()
+
+
+class SoftmaxUnstable(nn.Softmax):
+    def function(self, x):
+        with _quiet():
+            e = np.exp(x)
+            return e / e.sum(axis=self.dim, keepdims=True)
+
+
+class SoftmaxDiagonalJacobian(nn.Softmax):
+    def input_gradient(self, grad_output):
+        return grad_output * self.output * (1 - self.output)
+
+
+class SoftmaxIgnoresDim(nn.Softmax):
+    def __init__(self, dim=-1):
+        super().__init__()
+
+
+class SoftmaxWholeArray(nn.Softmax):
+    def function(self, x):
+        e = np.exp(x - x.max())
+        return e / e.sum()
+
+
+class LogSoftmaxOfSoftmax(nn.LogSoftmax):
+    def function(self, x):
+        with _quiet():
+            return np.log(special.softmax(x, axis=self.dim))
+
+
+class LogSoftmaxUnstable(nn.LogSoftmax):
+    def function(self, x):
+        with _quiet():
+            return x - np.log(np.exp(x).sum(axis=self.dim, keepdims=True))
+
+
+class LogSoftmaxBackwardWithoutExp(nn.LogSoftmax):
+    def input_gradient(self, grad_output):
+        return grad_output - self.output * grad_output.sum(axis=self.dim, keepdims=True)
+
+
+class LogSoftmaxDiagonalJacobian(nn.LogSoftmax):
+    def input_gradient(self, grad_output):
+        return grad_output - np.exp(self.output) * grad_output
+
+
+class IdentityBackwardNoReturn(nn.Identity):
+    def backward(self, grad_output):
+        self.grad = grad_output
+
+
+class FlattenBackwardNoReshape(nn.Flatten):
+    def backward(self, grad_output):
+        return grad_output
+
+
+class FlattenBatchToo(nn.Flatten):
+    def forward(self, x):
+        return super().forward(x).reshape(-1)
+
+
+class FlattenIgnoresDims(nn.Flatten):
+    def forward(self, x):
+        super().forward(x)
+        return x.reshape(len(x), -1)
+
+
+MUTANTS = [
+    Mutant("relu_grad_one_at_zero", "ReLU", ReLUGradOneAtZero, "not `x >= 0`",
+           "mask x >= 0: dL/dx = grad_output at exactly x = 0"),
+    Mutant("relu_mask_from_output", "ReLU", ReLUMaskFromOutput, "your mask is always 1",
+           "mask output >= 0, which is always true"),
+    Mutant("relu_forward_in_place", "ReLU", ReLUInPlace, "in place",
+           "forward zeroes the negative entries of the input array itself"),
+    Mutant("leaky_relu_no_slope_in_backward", "LeakyReLU", LeakyReLUNoSlopeInBackward,
+           "backward forgot negative_slope", "backward uses ReLU's mask: gradient 0 below 0"),
+    Mutant("leaky_relu_fixed_slope", "LeakyReLU", LeakyReLUFixedSlope, "hard-coded to 0.01",
+           "negative_slope argument ignored, 0.01 everywhere"),
+    Mutant("sigmoid_derivative_of_input", "Sigmoid", SigmoidDerivativeOfInput, "uses the input x",
+           "sigmoid' = x * (1 - x)"),
+    Mutant("sigmoid_derivative_missing_one_minus", "Sigmoid", SigmoidDerivativeMissingOneMinus,
+           "(1 - y) factor", "sigmoid' = y"),
+    Mutant("sigmoid_unstable", "Sigmoid", SigmoidUnstable, "exp overflows",
+           "exp(x) / (1 + exp(x)): NaN at x = 1000"),
+    Mutant("sigmoid_float32_output", "Sigmoid", SigmoidFloat32Output, "keep the input's dtype",
+           "float32 output for a float64 input"),
+    Mutant("sigmoid_float64_output", "Sigmoid", SigmoidFloat64Output, "keep the input's dtype",
+           "float64 output for a float32 input (np.vectorize)"),
+    Mutant("tanh_derivative_of_input", "Tanh", TanhDerivativeOfInput, "1 - x**2",
+           "tanh' = 1 - x**2"),
+    Mutant("tanh_unstable", "Tanh", TanhUnstable, "Use np.tanh",
+           "tanh from exponentials: NaN at x = 1000"),
+    Mutant("gelu_tanh_when_none", "GELU", GELUAlwaysTanh, "approximate='none' (the default)",
+           "tanh approximation when approximate='none'"),
+    Mutant("gelu_exact_when_tanh", "GELU", GELUAlwaysExact, "but approximate='tanh'",
+           "exact GELU when approximate='tanh'"),
+    Mutant("gelu_derivative_missing_term", "GELU", GELUDerivativeMissingTerm, "product rule",
+           "GELU' = Phi(x), the x * phi(x) term forgotten"),
+    Mutant("softmax_unstable", "Softmax", SoftmaxUnstable, "Subtract the maximum",
+           "no max subtraction: NaN for logits ~1000"),
+    Mutant("softmax_diagonal_jacobian", "Softmax", SoftmaxDiagonalJacobian, "diagonal",
+           "dL/dx = g * y * (1 - y), the Jacobian's coupling ignored"),
+    Mutant("softmax_ignores_dim", "Softmax", SoftmaxIgnoresDim, "instead of along dim=0",
+           "always normalises along the last axis"),
+    Mutant("softmax_whole_array", "Softmax", SoftmaxWholeArray, "over the whole array",
+           "normalised by the sum of the whole batch"),
+    Mutant("log_softmax_log_of_softmax", "LogSoftmax", LogSoftmaxOfSoftmax, "log(softmax(x))",
+           "log(softmax(x)): -inf for large gaps"),
+    Mutant("log_softmax_unstable", "LogSoftmax", LogSoftmaxUnstable, "Subtract the maximum",
+           "x - log(sum(exp(x))) without the max: -inf for logits ~1000"),
+    Mutant("log_softmax_backward_without_exp", "LogSoftmax", LogSoftmaxBackwardWithoutExp,
+           "exp(output)", "backward uses the log-probabilities as the softmax"),
+    Mutant("log_softmax_diagonal_jacobian", "LogSoftmax", LogSoftmaxDiagonalJacobian, "diagonal",
+           "dL/dx = g * (1 - softmax), the sum over dim forgotten"),
+    Mutant("identity_backward_no_return", "Identity", IdentityBackwardNoReturn, "forget a `return`",
+           "backward returns None"),
+    Mutant("flatten_backward_no_reshape", "Flatten", FlattenBackwardNoReshape,
+           "back to the input's shape", "backward returns grad_output in the output's shape"),
+    Mutant("flatten_batch_too", "Flatten", FlattenBatchToo, "batch dimension was flattened",
+           "forward x.reshape(-1)"),
+    Mutant("flatten_ignores_dims", "Flatten", FlattenIgnoresDims, "whatever start_dim",
+           "forward always x.reshape(N, -1)"),
+]

@@ -1,0 +1,71 @@
+"""Linear layers with one classic student bug each (subclasses of the reference)."""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.mutants import Mutant
+from minitorch_ref import nn
+
+
+class WeightGradTransposed(nn.Linear):
+    def backward(self, grad_output):
+        self.weight.grad = grad_output.T @ self.input
+        self.bias.grad += grad_output.sum(axis=0)
+        return grad_output @ self.weight.data.T
+
+
+class GradAveragedAgain(nn.Linear):
+    def backward(self, grad_output):
+        n = len(grad_output)
+        self.weight.grad += self.input.T @ grad_output / n
+        self.bias.grad += grad_output.mean(axis=0)
+        return grad_output @ self.weight.data.T
+
+
+class BiasGradNotSummed(nn.Linear):
+    def backward(self, grad_output):
+        self.weight.grad += self.input.T @ grad_output
+        self.bias.grad = self.bias.grad + grad_output
+        return grad_output @ self.weight.data.T
+
+
+class AssignsGrad(nn.Linear):
+    def backward(self, grad_output):
+        self.weight.grad = self.input.T @ grad_output
+        self.bias.grad = grad_output.sum(axis=0)
+        return grad_output @ self.weight.data.T
+
+
+class InputGradSignFlipped(nn.Linear):
+    def backward(self, grad_output):
+        return -super().backward(grad_output)
+
+
+class ForwardWithoutBias(nn.Linear):
+    def forward(self, x):
+        self.input = x
+        return x @ self.weight.data
+
+
+class StandardNormalInit(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, **kwargs):
+        super().__init__(in_features, out_features, bias, **kwargs)
+        self.weight.data = np.random.default_rng(0).standard_normal(self.weight.shape)
+
+
+MUTANTS = [
+    Mutant("linear_weight_grad_transposed", "Linear", WeightGradTransposed, "transposed",
+           "dL/dW = grad_output.T @ x"),
+    Mutant("linear_grad_averaged_again", "Linear", GradAveragedAgain, "averaged over the batch",
+           "parameter gradients divided by N"),
+    Mutant("linear_bias_grad_not_summed", "Linear", BiasGradNotSummed, "not summed",
+           "dL/db = grad_output, no sum over the batch"),
+    Mutant("linear_assigns_grad", "Linear", AssignsGrad, "instead of `+=`",
+           "`=` instead of `+=` for the parameter gradients"),
+    Mutant("linear_input_grad_sign", "Linear", InputGradSignFlipped, "sign is flipped",
+           "dL/dx with the wrong sign"),
+    Mutant("linear_forward_without_bias", "Linear", ForwardWithoutBias, "without the bias",
+           "forward forgets + b"),
+    Mutant("linear_standard_normal_init", "Linear", StandardNormalInit, "1/sqrt(in_features)",
+           "weights from N(0, 1)"),
+]

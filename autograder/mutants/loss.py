@@ -1,0 +1,162 @@
+"""Losses with one classic student bug each (subclasses of the reference)."""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.mutants import Mutant
+from minitorch_ref import nn
+
+
+# ---------------------------------------------------------------------------- MSELoss
+class MSEGradMissingTwo(nn.MSELoss):
+    def backward(self):
+        return self.diff * self._scale(self.diff.size)
+
+
+class MSESummed(nn.MSELoss):
+    def _reduce(self, losses):
+        return float(losses.sum())
+
+    def _scale(self, count):
+        return 1.0
+
+
+class MSEMeanOverBatch(nn.MSELoss):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        return float((self.diff**2).sum() / len(pred))
+
+    def backward(self):
+        return 2 * self.diff / len(self.diff)
+
+
+class MSEGradAveragedTwice(nn.MSELoss):
+    def backward(self):
+        return super().backward() * self._scale(self.diff.size)
+
+
+class MSEGradSignFlipped(nn.MSELoss):
+    def backward(self):
+        return -super().backward()
+
+
+class MSEIgnoresReduction(nn.MSELoss):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+
+
+# ---------------------------------------------------------------------------- BCELoss
+class BCENoLogClamp(nn.BCELoss):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        p, y = self.pred, self.target
+        return self._reduce(-(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+class BCEGradNotDivided(nn.BCELoss):
+    def backward(self):
+        return (self.pred - self.target) * self._scale(self.pred.size)
+
+
+# ---------------------------------------------------------------------------- BCEWithLogitsLoss
+class LogitsNaiveLogSigmoid(nn.BCEWithLogitsLoss):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        return self._reduce((1 - target) * pred - np.log(1 / (1 + np.exp(-pred))))
+
+
+class LogitsPosWeightIgnored(nn.BCEWithLogitsLoss):
+    def __init__(self, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+
+
+# ---------------------------------------------------------------------------- CrossEntropyLoss
+class CrossEntropyNaiveSoftmax(nn.CrossEntropyLoss):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        exp = np.exp(pred)
+        self.probs = exp / exp.sum(axis=1, keepdims=True)
+        return self._reduce(-np.sum(self.q * np.log(self.probs), axis=1))
+
+
+class CrossEntropyLogOfClampedSoftmax(nn.CrossEntropyLoss):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        return self._reduce(-np.sum(self.q * np.log(self.probs + 1e-12), axis=1))
+
+
+class CrossEntropySoftmaxJacobianTwice(nn.CrossEntropyLoss):
+    def backward(self):
+        grad, s = super().backward(), self.probs
+        return s * (grad - (grad * s).sum(axis=1, keepdims=True))
+
+
+class CrossEntropyGradMissingMean(nn.CrossEntropyLoss):
+    def backward(self):
+        return self.probs - self.q
+
+
+class CrossEntropyGradAveragedTwice(nn.CrossEntropyLoss):
+    def backward(self):
+        return super().backward() * self._scale(len(self.pred))
+
+
+class LabelSmoothingIgnored(nn.CrossEntropyLoss):
+    def _smoothed_targets(self, target, n_classes, dtype):
+        return np.eye(n_classes, dtype=dtype)[target]
+
+
+class LabelSmoothingOverOthers(nn.CrossEntropyLoss):
+    def _smoothed_targets(self, target, n_classes, dtype):
+        eps, onehot = self.label_smoothing, np.eye(n_classes, dtype=dtype)[target]
+        return (1 - eps) * onehot + eps / (n_classes - 1) * (1 - onehot)
+
+
+# ---------------------------------------------------------------------------- NLLLoss
+class NLLPlusLogP(nn.NLLLoss):
+    def forward(self, pred, target):
+        return -super().forward(pred, target)
+
+    def backward(self):
+        return -super().backward()
+
+
+MUTANTS = [
+    Mutant("mse_grad_missing_factor_2", "MSELoss", MSEGradMissingTwo, "factor 2",
+           "dL/dpred = (pred - target) / M"),
+    Mutant("mse_summed_not_averaged", "MSELoss", MSESummed, "summed instead of averaged",
+           "sum of squares (and its gradient) for reduction='mean'"),
+    Mutant("mse_mean_over_batch_only", "MSELoss", MSEMeanOverBatch, "batch size N only",
+           "divides by N instead of N x D"),
+    Mutant("mse_grad_averaged_twice", "MSELoss", MSEGradAveragedTwice, "averaged twice",
+           "dL/dpred = 2 (pred - target) / M^2"),
+    Mutant("mse_grad_sign_flipped", "MSELoss", MSEGradSignFlipped, "sign is flipped",
+           "dL/dpred = 2 (target - pred) / M"),
+    Mutant("mse_ignores_reduction", "MSELoss", MSEIgnoresReduction, "reduction='sum'",
+           "always the mean"),
+    Mutant("bce_no_log_clamp", "BCELoss", BCENoLogClamp, "clamp each log at -100",
+           "log(0) = -inf for p in {0, 1}"),
+    Mutant("bce_grad_not_divided", "BCELoss", BCEGradNotDivided, "without dividing by p(1 - p)",
+           "dL/dp = (p - y) / M"),
+    Mutant("bce_logits_naive_log_sigmoid", "BCEWithLogitsLoss", LogitsNaiveLogSigmoid,
+           "large negative logits", "-log(sigmoid(x)) + (1 - y) x with a naive sigmoid"),
+    Mutant("bce_logits_pos_weight_ignored", "BCEWithLogitsLoss", LogitsPosWeightIgnored,
+           "pos_weight is ignored", "pos_weight dropped"),
+    Mutant("cross_entropy_naive_softmax", "CrossEntropyLoss", CrossEntropyNaiveSoftmax,
+           "log-sum-exp trick", "exp(z) without subtracting the max"),
+    Mutant("cross_entropy_log_of_clamped_softmax", "CrossEntropyLoss",
+           CrossEntropyLogOfClampedSoftmax, "log-softmax directly", "log(softmax(z) + 1e-12)"),
+    Mutant("cross_entropy_softmax_jacobian_twice", "CrossEntropyLoss",
+           CrossEntropySoftmaxJacobianTwice, "Softmax Jacobian applied a second time",
+           "Softmax backward applied to softmax(z) - onehot"),
+    Mutant("cross_entropy_grad_missing_mean", "CrossEntropyLoss", CrossEntropyGradMissingMean,
+           "1/N is missing", "dL/dz = softmax(z) - onehot, no 1/N"),
+    Mutant("cross_entropy_grad_averaged_twice", "CrossEntropyLoss",
+           CrossEntropyGradAveragedTwice, "averaged twice", "dL/dz divided by N^2"),
+    Mutant("cross_entropy_label_smoothing_ignored", "CrossEntropyLoss", LabelSmoothingIgnored,
+           "label_smoothing is ignored", "q = onehot(y)"),
+    Mutant("cross_entropy_label_smoothing_over_others", "CrossEntropyLoss",
+           LabelSmoothingOverOthers, "eps/(C-1)", "eps/(C-1) on the other classes"),
+    Mutant("nll_plus_log_p", "NLLLoss", NLLPlusLogP, "negative log-likelihood",
+           "loss = +pred[n, target[n]]"),
+]

@@ -1,0 +1,80 @@
+"""Run student code so that whatever it does becomes a readable CheckFailure.
+
+An exception names the method and the student's own line; an endless loop is
+stopped after a time limit (SIGALRM, in the main thread, where kernels run cells).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import traceback
+from typing import Callable, Iterator
+
+from autograder.failure import CheckFailure, fail
+
+_OWN_DIRS = tuple(
+    os.path.dirname(os.path.abspath(path))
+    for path in (__file__, os.path.join(os.path.dirname(__file__), "..", "minitorch_ref", "x"))
+)
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside student code when a check's time is up (BaseException: an
+    ``except Exception`` in the submission does not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float, what: str) -> Iterator[None]:
+    """Stop the block after ``seconds`` with a CheckFailure naming ``what``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals only reach the main thread; the cell timeout still applies
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeLimitExceeded()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except TimeLimitExceeded:
+        fail(f"{what} did not finish within {seconds:g} s. Is there an infinite loop "
+             "(or a Python loop over every element where numpy could do it at once)?")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _student_frame(error: BaseException) -> str:
+    """The last traceback line that is the student's code, not numpy's or ours."""
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_OWN_DIRS)
+        and "site-packages" not in f.filename
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"\n  at line {frame.lineno} of your {frame.name}(): {(frame.line or '').strip()}"
+
+
+def call(what: str, function: Callable, *args, **kwargs):
+    """``function(*args, **kwargs)``; an exception in it fails the check, naming ``what``."""
+    try:
+        return function(*args, **kwargs)
+    except (CheckFailure, TimeLimitExceeded):
+        raise
+    except NotImplementedError:
+        fail(f"{what} is not implemented yet (it raised NotImplementedError).")
+    except BaseException as error:  # noqa: BLE001 - any student error is a failed check
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        fail(f"{what} raised {type(error).__name__}: {error}{_student_frame(error)}")
+
+
+def construct(cls: type, *args, **kwargs):
+    """Instantiate a student class; failures name the class and the arguments."""
+    shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return call(f"{getattr(cls, '__name__', cls)}({shown})", cls, *args, **kwargs)

@@ -1,0 +1,253 @@
+"""The autograder's core: comparisons, diagnoses, the sandbox, integrity and the registry."""
+from __future__ import annotations
+
+import builtins
+import re
+import time
+
+import numpy as np
+import numpy.testing
+import pytest
+
+from autograder import check, integrity, registry
+from autograder.compare import as_array, expect_close
+from autograder.diagnose import close, diagnose, not_summed, scaled, transposed
+from autograder.failure import CheckFailure
+from autograder.sandbox import call
+
+STUDENT_LINEAR = '''
+import numpy as np
+
+class Parameter:
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+class Linear:
+    def __init__(self, in_features, out_features, bias=True):
+        bound = 1 / np.sqrt(in_features)
+        self.weight = Parameter(np.random.uniform(-bound, bound, (in_features, out_features)))
+        self.bias = Parameter(np.random.uniform(-bound, bound, out_features)) if bias else None
+
+    def forward(self, x):
+        self.x = x
+        y = x @ self.weight.data
+        return y + self.bias.data if self.bias is not None else y
+
+    def backward(self, grad_output):
+        self.weight.grad += self.x.T @ grad_output
+        if self.bias is not None:
+            self.bias.grad += grad_output.sum(axis=0)
+        return grad_output @ self.weight.data.T
+'''
+
+
+def notebook_class(source: str, name: str = "Linear", **names) -> type:
+    """Run ``source`` as a notebook cell would (its own globals) and return class ``name``."""
+    namespace = {"__name__": "__main__", **names}
+    exec(compile(source, "<notebook cell>", "exec"), namespace)
+    return namespace[name]
+
+
+LINEAR_CHECKS = ("linear_forward", "linear_backward_input", "linear_backward_params",
+                 "linear_grad_accumulates", "linear_init")
+
+
+# --------------------------------------------------------------------------- comparisons
+def test_close_and_diagnose_signatures():
+    expected = np.arange(6.0).reshape(2, 3) + 1
+    assert close(expected + 1e-12, expected)
+    assert not close(expected.T, expected)
+    assert "halved" in diagnose(expected / 2, expected, (scaled(0.5, "halved"),))
+    assert "T!" in diagnose(expected.T, expected, (transposed("T!"),))
+    assert "sum!" in diagnose(np.stack([expected, expected]) / 2, expected, (not_summed("sum!"),))
+    assert "sign is flipped" in diagnose(-expected, expected)
+    assert "inf or NaN" in diagnose(expected * np.nan, expected)
+    assert diagnose(expected + 1, expected) is None
+
+
+def test_expect_close_message_names_quantity_errors_and_sample():
+    expected = np.linspace(1, 2, 10)
+    with pytest.raises(CheckFailure) as info:
+        expect_close("dL/dW", expected * 3, expected, where="input of shape (4, 3)")
+    message = str(info.value)
+    assert message.startswith("dL/dW is wrong (input of shape (4, 3))")
+    assert "max abs error" in message and "max rel error" in message
+    expected_line = next(line for line in message.splitlines() if "expected" in line)
+    assert expected_line.strip() == "expected [1, 1.11111, 1.22222, ...]"  # 3 values at most
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "forget a `return`"),
+    ("text", "should be a numpy array"),
+    (np.zeros((2, 2)), "has shape (2, 2), expected (3,)"),
+])
+def test_as_array_explains_bad_return_values(value, text):
+    with pytest.raises(CheckFailure, match=re.escape(text)):
+        as_array("Linear.forward output", value, (3,))
+
+
+def test_check_failure_is_a_real_assertion_error():
+    assert issubclass(CheckFailure, AssertionError)
+
+
+# --------------------------------------------------------------------------- sandbox
+def test_call_reports_the_student_line_and_exception():
+    def backward(grad_output):
+        return grad_output @ np.ones((5, 5))  # wrong shape for (2, 3)
+
+    with pytest.raises(CheckFailure) as info:
+        call("Linear.backward", backward, np.ones((2, 3)))
+    message = str(info.value)
+    assert message.startswith("Linear.backward raised ValueError")
+    assert "your backward()" in message and "np.ones((5, 5))" in message
+
+
+def test_call_reports_not_implemented():
+    def forward(x):
+        raise NotImplementedError()
+
+    with pytest.raises(CheckFailure, match="not implemented yet"):
+        call("ReLU.forward", forward, 1)
+
+
+def test_endless_loop_is_stopped_and_the_next_check_still_runs(monkeypatch):
+    Linear = notebook_class(STUDENT_LINEAR.replace(
+        "        self.x = x\n", "        self.x = x\n        while True:\n            pass\n"))
+    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.5)
+    start = time.perf_counter()
+    with pytest.raises(CheckFailure, match="did not finish within 0.5 s"):
+        check.linear_forward(Linear)
+    assert time.perf_counter() - start < 5
+    check.linear_init(Linear)  # unaffected by the previous check's alarm
+
+
+# --------------------------------------------------------------------------- a student's Linear
+def test_a_correct_standalone_student_linear_passes_every_check():
+    Linear = notebook_class(STUDENT_LINEAR)
+    for name in LINEAR_CHECKS:
+        getattr(check, name)(Linear)
+
+
+@pytest.mark.parametrize("line, replacement, text", [
+    ("return grad_output @ self.weight.data.T", "return None", "forget a `return`"),
+    ("self.weight.grad += self.x.T @ grad_output", "1 / 0", "raised ZeroDivisionError"),
+    ("return grad_output @ self.weight.data.T", "return grad_output", "shape: got (4, 2)"),
+])
+def test_a_broken_student_linear_gets_a_message_not_a_crash(line, replacement, text):
+    Linear = notebook_class(STUDENT_LINEAR.replace(line, replacement))
+    failures = []
+    for name in LINEAR_CHECKS:
+        try:
+            getattr(check, name)(Linear)
+        except CheckFailure as failure:
+            failures.append(str(failure))
+    assert any(text in f for f in failures)
+    assert all("Traceback" not in f for f in failures)
+
+
+def test_failure_traceback_shows_no_check_code():
+    Linear = notebook_class(STUDENT_LINEAR.replace("+= self.x.T @ grad_output",
+                                                   "+= grad_output.T @ self.x"))
+    with pytest.raises(CheckFailure) as info:
+        check.linear_backward_params(Linear)
+    frames = [str(entry.path) for entry in info.traceback]
+    assert all("autograder/checks" not in f for f in frames)
+
+
+def test_all_linear_checks_take_well_under_five_seconds():
+    Linear = notebook_class(STUDENT_LINEAR)
+    start = time.perf_counter()
+    for name in LINEAR_CHECKS:
+        getattr(check, name)(Linear)
+    assert time.perf_counter() - start < 5
+
+
+# --------------------------------------------------------------------------- integrity
+def test_the_reference_class_itself_scores_zero():
+    from minitorch_ref import nn
+
+    with pytest.raises(CheckFailure, match="is or subclasses minitorch_ref.nn.linear.Linear"):
+        check.linear_forward(nn.Linear)
+
+
+def test_a_subclass_of_the_reference_scores_zero():
+    from minitorch_ref import nn
+
+    Linear = notebook_class("class Linear(nn.Linear):\n    pass\n", nn=nn)
+    with pytest.raises(CheckFailure, match="subclasses minitorch_ref"):
+        check.linear_forward(Linear)
+
+
+def test_a_class_delegating_through_a_global_name_scores_zero():
+    import minitorch_ref.nn as R
+
+    source = STUDENT_LINEAR + (
+        "\n\nclass Delegating(Linear):\n"
+        "    def backward(self, grad_output):\n"
+        "        return R.Linear.backward(self, grad_output)\n"
+    )
+    Linear = notebook_class(source, name="Delegating", R=R)
+    with pytest.raises(CheckFailure, match="uses minitorch_ref.nn .*through the name 'R'"):
+        check.linear_backward_input(Linear)
+
+
+def test_a_class_wrapping_a_reference_object_scores_zero():
+    import minitorch_ref
+
+    source = (  # the reference class arrives as a default value: no global name to see
+        "def make(factory):\n"
+        "  class Linear:\n"
+        "    def __init__(self, *args, impl=factory, **kwargs):\n"
+        "        self.inner = impl(*args, **kwargs)\n"
+        "        self.weight, self.bias = self.inner.weight, self.inner.bias\n"
+        "    def forward(self, x):\n"
+        "        return self.inner.forward(x)\n"
+        "  return Linear\n"
+    )
+    Linear = notebook_class(source, name="make")(minitorch_ref.nn.Linear)
+    with pytest.raises(CheckFailure, match="holds a minitorch_ref"):
+        check.linear_forward(Linear)
+
+
+@pytest.mark.parametrize("cell", [
+    "import minitorch_ref",
+    "from minitorch_ref.nn import Linear as L\nclass Linear(L): pass",
+    "from autograder import check\ncheck.linear_forward = lambda *a: None",
+    "import autograder.integrity",
+])
+def test_a_notebook_importing_a_forbidden_package_scores_zero(monkeypatch, cell):
+    monkeypatch.setattr(integrity, "_notebook_cells",
+                        lambda: ["import numpy as np", cell, "from autograder import check"])
+    with pytest.raises(CheckFailure, match="students may not import"):
+        check.linear_forward(notebook_class(STUDENT_LINEAR))
+
+
+def test_hidden_test_cells_and_comments_are_not_flagged(monkeypatch):
+    cells = ["# no minitorch_ref here\nx = 1",
+             "from autograder import check\ncheck.linear_forward(Linear)  # 2 points"]
+    monkeypatch.setattr(integrity, "_notebook_cells", lambda: cells)
+    check.linear_forward(notebook_class(STUDENT_LINEAR))
+
+
+@pytest.mark.parametrize("target, name", [
+    (np, "allclose"), (numpy.testing, "assert_allclose"), (builtins, "AssertionError"),
+])
+def test_monkeypatching_what_checks_rely_on_scores_zero(monkeypatch, target, name):
+    replacement = Exception if name == "AssertionError" else (lambda *a, **k: True)
+    monkeypatch.setattr(target, name, replacement)
+    with pytest.raises(CheckFailure, match=f"replaced .*{name}"):
+        check.linear_forward(notebook_class(STUDENT_LINEAR))
+
+
+def test_a_monkeypatched_allclose_cannot_make_a_wrong_answer_pass(monkeypatch):
+    Linear = notebook_class(STUDENT_LINEAR.replace("return y + self.bias.data", "return y"))
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(integrity, "tampered", lambda: [])  # even if detection were fooled
+    with pytest.raises(CheckFailure, match="without the bias"):
+        check.linear_forward(Linear)
+
+
+def test_unknown_check_names_raise_attribute_error():
+    with pytest.raises(AttributeError, match="no check named 'linear_fwd'"):
+        check.linear_fwd  # noqa: B018

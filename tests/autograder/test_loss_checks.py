@@ -1,0 +1,259 @@
+"""The loss checks: pass on the reference, catch and name every loss mutant, and turn
+whatever a standalone student implementation does into a readable CheckFailure."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+from autograder import check, registry
+from autograder.audit import audit_mutant, run
+from autograder.failure import CheckFailure
+from autograder.mutants import loss as loss_mutants
+from autograder.registry import CHECKS
+from minitorch_ref import nn as ref
+
+LOSS_CHECKS = sorted(name for name, c in CHECKS.items()
+                     if c.run.__module__ == "autograder.checks.loss")
+TARGETS = ("MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss")
+
+
+# ------------------------------------------------------------------------ a student's own losses
+class StudentLoss:
+    """What a student writes: no minitorch_ref, no Module base class."""
+
+    def __init__(self, reduction="mean"):
+        self.reduction = reduction
+
+    def __call__(self, pred, target):
+        return self.forward(pred, target)
+
+    def reduce(self, losses):
+        return float(losses.mean() if self.reduction == "mean" else losses.sum())
+
+    def scale(self, count):
+        return 1.0 / count if self.reduction == "mean" else 1.0
+
+
+class MSE(StudentLoss):
+    def forward(self, pred, target):
+        self.diff = pred - target
+        return self.reduce(self.diff ** 2)
+
+    def backward(self):
+        return 2 * self.diff * self.scale(self.diff.size)
+
+
+class BCE(StudentLoss):
+    def forward(self, pred, target):
+        self.p, self.y = pred, target
+        with np.errstate(divide="ignore"):
+            logs = np.maximum(np.log(pred), -100), np.maximum(np.log(1 - pred), -100)
+        return self.reduce(-(target * logs[0] + (1 - target) * logs[1]))
+
+    def backward(self):
+        p, y = self.p, self.y
+        return (p - y) / np.maximum(p * (1 - p), 1e-12) * self.scale(p.size)
+
+
+class BCEWithLogits(StudentLoss):
+    def __init__(self, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.pos_weight = 1.0 if pos_weight is None else pos_weight
+
+    def forward(self, x, y):
+        self.x, self.y = x, y
+        self.w = 1 + (self.pos_weight - 1) * y
+        return self.reduce((1 - y) * x + self.w * np.logaddexp(0, -x))
+
+    def backward(self):
+        grad = self.w * special.expit(self.x) - self.pos_weight * self.y
+        return grad * self.scale(self.x.size)
+
+
+class CrossEntropy(StudentLoss):
+    def __init__(self, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        self.eps = label_smoothing
+
+    def forward(self, z, y):
+        shifted = z - z.max(axis=1, keepdims=True)
+        log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        self.p = np.exp(log_p)
+        self.q = np.full(z.shape, self.eps / z.shape[1])
+        self.q[np.arange(len(y)), y] += 1 - self.eps
+        return self.reduce(-(self.q * log_p).sum(axis=1))
+
+    def backward(self):
+        return (self.p - self.q) * self.scale(len(self.p))
+
+
+class NLL(StudentLoss):
+    def forward(self, log_p, y):
+        self.shape, self.y = log_p.shape, y
+        return self.reduce(-log_p[np.arange(len(y)), y])
+
+    def backward(self):
+        grad = np.zeros(self.shape)
+        grad[np.arange(len(self.y)), self.y] = -self.scale(self.shape[0])
+        return grad
+
+
+STUDENT = {"MSELoss": MSE, "BCELoss": BCE, "BCEWithLogitsLoss": BCEWithLogits,
+           "CrossEntropyLoss": CrossEntropy, "NLLLoss": NLL}
+
+
+def grade(name: str, cls: type) -> str | None:
+    """The failure message of check ``name`` on the student's ``cls``, or None."""
+    try:
+        getattr(check, name)(cls)
+    except CheckFailure as failure:
+        return str(failure)
+    return None
+
+
+# ---------------------------------------------------------------------------- reference and mutants
+def test_there_are_checks_for_every_loss():
+    graded = {target for name in LOSS_CHECKS for target in CHECKS[name].targets}
+    assert graded == set(TARGETS)
+    assert len(LOSS_CHECKS) >= 15
+
+
+@pytest.mark.parametrize("name", LOSS_CHECKS)
+def test_reference_passes(name):
+    assert run(CHECKS[name]) is None
+
+
+@pytest.mark.parametrize("mutant", loss_mutants.MUTANTS, ids=lambda m: m.name)
+def test_mutant_caught_and_diagnosed(mutant):
+    verdict = audit_mutant(mutant)
+    assert verdict.caught_by, f"{mutant.name} passes every check"
+    assert verdict.diagnosed, \
+        f"no message names '{mutant.diagnosis}':\n" + "\n".join(verdict.messages)
+
+
+def test_at_least_ten_mutants_over_every_loss():
+    assert len(loss_mutants.MUTANTS) >= 10
+    assert {m.target for m in loss_mutants.MUTANTS} == set(TARGETS)
+
+
+# ---------------------------------------------------------------------------- student submissions
+@pytest.mark.parametrize("name", LOSS_CHECKS)
+def test_standalone_student_passes(name):
+    (target,) = CHECKS[name].targets
+    assert grade(name, STUDENT[target]) is None
+
+
+class BackwardRaises(MSE):
+    def backward(self):
+        return self.diff / self.missing
+
+
+class ForwardReturnsNone(MSE):
+    def forward(self, pred, target):
+        self.diff = pred - target
+
+
+class PerSampleLosses(MSE):
+    def forward(self, pred, target):
+        super().forward(pred, target)
+        return (self.diff ** 2).mean(axis=1)
+
+
+class GradWrongShape(MSE):
+    def backward(self):
+        return super().backward().sum(axis=0)
+
+
+class BackwardTakesGradOutput(MSE):
+    def backward(self, grad_output):
+        return grad_output * 2 * self.diff
+
+
+class NotImplementedYet(MSE):
+    def backward(self):
+        raise NotImplementedError
+
+
+class ModifiesPredInPlace(MSE):
+    def forward(self, pred, target):
+        pred -= target
+        self.diff = pred
+        return self.reduce(pred ** 2)
+
+
+class NoCall(MSE):
+    __call__ = None
+
+
+class UsesReference(ref.MSELoss):
+    pass
+
+
+class FloatCrossEntropy(CrossEntropy):
+    def forward(self, z, y):
+        return np.float32(super().forward(z, y))
+
+
+class NaiveCrossEntropy(CrossEntropy):
+    def forward(self, z, y):
+        self.p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        self.q = np.eye(z.shape[1])[y]
+        return self.reduce(-np.log(self.p[np.arange(len(y)), y]))
+
+
+class ClippedBCE(BCE):
+    def forward(self, pred, target):
+        self.p, self.y = pred, target
+        p = np.clip(pred, 1e-7, 1 - 1e-7)
+        return self.reduce(-(target * np.log(p) + (1 - target) * np.log(1 - p)))
+
+
+class ClippedSigmoidLogits(BCEWithLogits):
+    def forward(self, x, y):
+        super().forward(x, y)
+        s = np.clip(1 / (1 + np.exp(-x)), 1e-7, 1 - 1e-7)
+        return self.reduce(-(y * np.log(s) + (1 - y) * np.log(1 - s)))
+
+
+@pytest.mark.parametrize("cls, name, phrase", [
+    (BackwardRaises, "mse_loss_backward", "AttributeError"),
+    (BackwardRaises, "mse_loss_backward", "at line"),
+    (ForwardReturnsNone, "mse_loss_forward", "forget a `return`"),
+    (PerSampleLosses, "mse_loss_forward", "one number"),
+    (GradWrongShape, "mse_loss_backward", "shape: got (3,), expected (4, 3)"),
+    (BackwardTakesGradOutput, "mse_loss_backward", "backward() takes no argument"),
+    (NotImplementedYet, "mse_loss_backward", "not implemented yet"),
+    (ModifiesPredInPlace, "mse_loss_forward", "modified pred in place"),
+    (NoCall, "mse_loss_forward", "MSELoss(pred, target) raised TypeError"),
+    (UsesReference, "mse_loss_forward", "scores zero"),
+    (NaiveCrossEntropy, "cross_entropy_loss_stability", "log-sum-exp trick"),
+    (ClippedBCE, "bce_loss_edge_cases", "clamps each log at -100"),
+    (ClippedSigmoidLogits, "bce_with_logits_loss_stability", "clipping sigmoid(x)"),
+])
+def test_broken_student_gets_a_clean_message(cls, name, phrase):
+    message = grade(name, cls)
+    assert message is not None and phrase in message, message
+    assert "Traceback" not in message and "autograder/" not in message
+
+
+def test_float32_loss_value_is_accepted():
+    assert grade("cross_entropy_loss_forward", FloatCrossEntropy) is None
+
+
+def test_standalone_bugs_still_pass_the_ordinary_checks():
+    """The stability bugs above only show on extreme inputs: the ordinary checks pass."""
+    assert grade("cross_entropy_loss_forward", NaiveCrossEntropy) is None
+    assert grade("bce_loss_forward", ClippedBCE) is None
+
+
+class EndlessBackward(CrossEntropy):
+    def backward(self):
+        while True:
+            pass
+
+
+def test_infinite_loop_is_stopped(monkeypatch):
+    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
+    message = grade("cross_entropy_loss_backward", EndlessBackward)
+    assert message is not None and "did not finish within 0.3 s" in message, message
