@@ -16,7 +16,7 @@ from autograder._trusted import tampered
 from autograder.failure import fail
 
 FORBIDDEN = ("minitorch_ref", "autograder")
-_trusted_classes: set[type] = set()
+_trusted_classes: set[object] = set()
 
 # Hidden test cells may contain only these lines (besides blanks and comments).
 _HIDDEN_CELL_LINE = re.compile(r"^\s*(from autograder import check|check\.\w+\(.*\))\s*(#.*)?$")
@@ -24,8 +24,8 @@ _MENTION = re.compile(r"\b(minitorch_ref|autograder)\b")
 
 
 @contextlib.contextmanager
-def trusting(classes: Iterable[type]) -> Iterator[None]:
-    """Let the mutation audit grade classes built on the reference (never students)."""
+def trusting(classes: Iterable[object]) -> Iterator[None]:
+    """Let the mutation audit grade classes (and functions) built on the reference."""
     added = set(classes) - _trusted_classes
     _trusted_classes.update(added)
     try:
@@ -61,18 +61,27 @@ def check_class(name: str, cls: type) -> None:
         if _forbidden(klass):
             fail(f"Your {name} is or subclasses {klass.__module__}.{klass.__qualname__}; "
                  "grading needs your own implementation. This check scores zero.")
-    for klass in getattr(cls, "__mro__", ()):
+    for where, member in _members(name, cls):
+        function = getattr(member, "__func__", member)
+        code = getattr(function, "__code__", None)
+        if code is None or _forbidden(function):
+            continue
+        for global_name in _code_names(code):
+            value = function.__globals__.get(global_name)
+            if value is not None and _forbidden(value):
+                fail(f"Your {where} uses {_module_of(value)} (through the name "
+                     f"'{global_name}'); grading needs your own implementation. "
+                     "This check scores zero.")
+
+
+def _members(name: str, obj: object) -> Iterator[tuple[str, object]]:
+    """``(qualified name, function)`` for a class's methods, or the function itself."""
+    if not isinstance(obj, type):
+        yield name, obj
+        return
+    for klass in obj.__mro__:
         for attr, member in vars(klass).items():
-            function = getattr(member, "__func__", member)
-            code = getattr(function, "__code__", None)
-            if code is None or _forbidden(function):
-                continue
-            for global_name in _code_names(code):
-                value = function.__globals__.get(global_name)
-                if value is not None and _forbidden(value):
-                    fail(f"Your {name}.{attr} uses {_module_of(value)} (through the name "
-                         f"'{global_name}'); grading needs your own implementation. "
-                         "This check scores zero.")
+            yield f"{name}.{attr}", member
 
 
 def check_instance(name: str, obj: object, allowed: Iterable[object] = ()) -> None:

@@ -251,3 +251,12 @@ def test_a_monkeypatched_allclose_cannot_make_a_wrong_answer_pass(monkeypatch):
 def test_unknown_check_names_raise_attribute_error():
     with pytest.raises(AttributeError, match="no check named 'linear_fwd'"):
         check.linear_fwd  # noqa: B018
+
+
+def test_a_function_delegating_to_the_reference_scores_zero():
+    from minitorch_ref.gradcheck import numerical_gradient as reference
+
+    source = "def numerical_gradient(f, x, h=1e-5):\n    return _ng(f, x, h)\n"
+    student = notebook_class(source, name="numerical_gradient", _ng=reference)
+    with pytest.raises(CheckFailure, match="numerical_gradient uses minitorch_ref.gradcheck"):
+        check.numerical_gradient_accuracy(student)

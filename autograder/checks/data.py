@@ -1,0 +1,303 @@
+"""Checks of data loading: TensorDataset, DataLoader (batches, drop_last, shuffling), random_split.
+
+DataLoader and random_split are given a small dataset defined here whose samples
+carry their own index: sample ``i`` is ``(x_i, i)`` with ``x_i[0] == i``. The
+batches then show which samples came, in which order, and whether inputs and
+targets still belong together. The dataset has only ``__len__`` and an
+``__getitem__`` that takes one integer, the interface every Dataset offers (a
+``Subset`` from random_split, a dataset a student writes), so a loader that
+relies on ``dataset[array_of_indices]`` or on TensorDataset's internals fails.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autograder._trusted import asarray
+from autograder.compare import as_array, expect_close
+from autograder.diagnose import close, diagnose, when
+from autograder.failure import expect, fail
+from autograder.integrity import check_instance
+from autograder.registry import check
+from autograder.sandbox import call
+from minitorch_ref import data as ref
+
+_END = object()
+
+
+class IndexDataset:
+    """``n`` samples ``(x_i, i)``: ``x_i`` of ``shape`` with ``x_i.flat[0] == i``."""
+
+    def __init__(self, n: int, shape: tuple[int, ...] = (3,)) -> None:
+        offsets = np.linspace(0.0, 0.5, math.prod(shape)).reshape(shape)
+        self.x = np.arange(n, dtype=float).reshape((n,) + (1,) * len(shape)) + offsets
+        self.y = np.arange(n)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, index):
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"this dataset takes one integer index, got {type(index).__name__}: "
+                            "a Dataset is read one sample at a time, dataset[i]; stack the "
+                            "samples of a batch yourself")
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} out of range for a dataset of {len(self)} samples")
+        return self.x[index], self.y[index]
+
+
+def _label(dataset: IndexDataset, kwargs: dict) -> str:
+    shown = "".join(f", {k}={v!r}" for k, v in kwargs.items())
+    return f"DataLoader(<dataset of {len(dataset)} samples>{shown})"
+
+
+# ----------------------------------------------------------------------------- reading batches
+def read_epoch(label: str, loader, limit: int, epoch: int = 1) -> list[tuple[np.ndarray, ...]]:
+    """The batches of one pass over ``loader``, each checked to be (inputs, targets) arrays."""
+    iterator = call(f"iter({label})", iter, loader)
+    batches = []
+    for _ in range(limit + 1):
+        batch = call(f"iterating over {label}", next, iterator, _END)
+        if batch is _END:
+            return batches
+        batches.append(_unpack(f"batch {len(batches)} of epoch {epoch} of {label}", batch))
+    fail(f"{label} yielded more than {limit} batches in one epoch. Does __iter__ stop "
+         "after the last batch?")
+
+
+def _unpack(what: str, batch) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        fail(f"{what} should be a tuple (inputs, targets) of stacked arrays, got "
+             f"{type(batch).__name__}{_length(batch)}.")
+    x, y = as_array(f"{what}: inputs", batch[0]), as_array(f"{what}: targets", batch[1])
+    expect(len(y) > 0 if y.ndim else True, f"{what} is empty; a loader never yields empty batches.")
+    expect(y.ndim == 1 and x.shape[:1] == y.shape,
+           f"{what}: inputs of shape {x.shape} and targets of shape {y.shape}; a batch of B "
+           "samples stacks them along a new first axis: (B, *sample_shape) and (B,).")
+    expect(close(x.reshape(len(x), -1)[:, 0], y),
+           f"{what}: the inputs and targets do not belong together (the inputs of samples "
+           f"{x.reshape(len(x), -1)[:, 0].astype(int).tolist()} with the targets of samples "
+           f"{y.astype(int).tolist()}). Take X and y at the same indices.")
+    return x, y
+
+
+def _length(value) -> str:
+    return f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""
+
+
+def _sizes(batches) -> list[int]:
+    return [len(y) for _, y in batches]
+
+
+def _order(batches) -> list[int]:
+    return [int(i) for _, y in batches for i in y]
+
+
+# ----------------------------------------------------------------------------- loaders
+def loader_twins(DataLoader, n: int, shape: tuple[int, ...] = (3,), **kwargs):
+    dataset = IndexDataset(n, shape)
+    label = _label(dataset, kwargs)
+    loader = call(label, DataLoader, dataset, **kwargs)
+    check_instance("DataLoader", loader, allowed=[dataset])
+    return label, loader, ref.DataLoader(dataset, **kwargs)
+
+
+def expect_batches(label: str, loader, reference, sample_shape: tuple[int, ...] = (3,),
+                   epoch: int = 1) -> list:
+    """Batch sizes, sample shapes and len(loader) as the reference's; returns the batches."""
+    expected = list(reference)
+    n, batch_size = len(reference.dataset), reference.batch_size
+    batches = read_epoch(label, loader, limit=2 * n + 2, epoch=epoch)
+    got_sizes, sizes = _sizes(batches), [len(y) for _, y in expected]
+    if got_sizes != sizes:
+        hints = (
+            when("dropped", lambda g, e: list(g) == list(e[:-1]) and not reference.drop_last,
+                 "the last, smaller batch is missing. With drop_last=False the remaining "
+                 "n % batch_size samples form one more batch: math.ceil(n / batch_size) batches."),
+            when("kept", lambda g, e: reference.drop_last and list(g[:-1]) == list(e)
+                 and g[-1] < batch_size,
+                 "drop_last=True should drop the last, incomplete batch."),
+            when("batches_shuffled", lambda g, e: sorted(g) == sorted(e),
+                 "the smaller batch is not the last one: did you shuffle the order of the "
+                 "batches rather than the samples? Shuffle the sample indices, then cut them "
+                 "into batches in order."),
+        )
+        hint = diagnose(np.array(got_sizes), np.array(sizes), hints)
+        fail(f"{label} yielded batches of sizes {got_sizes}, expected {sizes} ({n} samples)."
+             + (f"\n  Likely mistake: {hint}" if hint else ""))
+    for b, (x, _) in enumerate(batches):
+        expect(x.shape[1:] == sample_shape,
+               f"batch {b} of {label}: inputs of shape {x.shape}, expected "
+               f"{(len(x),) + sample_shape}: stack the samples along a new first axis.")
+    _expect_len(label, loader, len(expected), n, batch_size)
+    return batches
+
+
+def _expect_len(label: str, loader, expected: int, n: int, batch_size: int) -> None:
+    got = call(f"len({label})", len, loader)
+    if got == expected:
+        return
+    hints = {n // batch_size: "len() rounds down; without drop_last the last partial batch "
+                              "counts too: math.ceil(n / batch_size).",
+             math.ceil(n / batch_size): "with drop_last=True the incomplete batch is not "
+                                        "yielded, so len() is n // batch_size.",
+             n: "len(loader) is the number of batches, not of samples."}
+    hint = hints.get(got)
+    fail(f"len({label}) is {got}, expected {expected} batches of {batch_size} from {n} samples."
+         + (f"\n  Likely mistake: {hint}" if hint else ""))
+
+
+# (samples, batch_size): batch size 1, batch = dataset, batch larger than the dataset.
+BATCH_CASES = ((10, 3), (12, 4), (5, 1), (7, 7), (4, 10))
+
+
+@check
+def dataloader_batches(DataLoader):
+    """Batches in order (no shuffle by default), the last one smaller; len(loader); 2-D samples."""
+    for n, batch_size in BATCH_CASES:
+        label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size)
+        for epoch in (1, 2):
+            order = _order(expect_batches(label, loader, reference, epoch=epoch))
+            expect(order == list(range(n)),
+                   f"epoch {epoch} of {label} visits the samples in the order {order}, "
+                   f"expected 0..{n - 1} in order: shuffle is False by default.")
+    label, loader, reference = loader_twins(DataLoader, 5, shape=(2, 3), batch_size=2)
+    expect_batches(label, loader, reference, sample_shape=(2, 3))
+
+
+@check
+def dataloader_drop_last(DataLoader):
+    """drop_last=True drops the incomplete last batch (and len() counts it out); False keeps it."""
+    for n, batch_size in BATCH_CASES:
+        for drop_last in (True, False):
+            label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size,
+                                                    drop_last=drop_last)
+            expect_batches(label, loader, reference)
+
+
+def _shuffle_verdict(label: str, orders: list[list[int]], n: int, batch_size: int) -> None:
+    """Each epoch a permutation, not sorted, batches not runs, a new one every epoch."""
+    for epoch, order in enumerate(orders, start=1):
+        counts = np.bincount(order, minlength=n)
+        expect((counts == 1).all(),
+               f"epoch {epoch} of {label} yielded samples {np.flatnonzero(counts > 1).tolist()} "
+               f"more than once and missed {np.flatnonzero(counts == 0).tolist()}. Each sample "
+               "comes exactly once per epoch: draw one permutation of range(n) and cut it "
+               "into batches (not indices drawn with replacement).")
+        expect(order != sorted(order),
+               f"epoch {epoch} of {label} returned the samples in their original order. "
+               "With shuffle=True draw a random permutation of the indices each epoch.")
+        runs = [order[i:i + batch_size] for i in range(0, n, batch_size)]
+        expect(not all(r == list(range(r[0], r[0] + len(r))) for r in runs),
+               f"epoch {epoch} of {label} shuffled the order of the batches but each batch "
+               "holds consecutive samples. Shuffle the sample indices, then cut them into batches.")
+    expect(len({tuple(o) for o in orders}) == len(orders),
+           f"{label} visits the samples in the same order every epoch: it was shuffled once. "
+           "Draw a new permutation at the start of every epoch, in __iter__, not in __init__.")
+
+
+@check
+def dataloader_shuffle(DataLoader):
+    """shuffle=True: every sample once per epoch, in a new random order every epoch."""
+    n, batch_size = 20, 6
+    label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size, shuffle=True)
+    orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
+    _shuffle_verdict(label, orders, n, batch_size)
+    label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size, shuffle=True,
+                                            drop_last=True)
+    orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
+    expect(all(len(set(o)) == len(o) for o in orders) and len({tuple(o) for o in orders}) == 3,
+           f"{label}: each epoch should yield 18 distinct samples, in a new order every epoch.")
+
+
+# ----------------------------------------------------------------------------- TensorDataset
+def _expect_items(what: str, dataset, arrays: tuple[np.ndarray, ...]) -> None:
+    n = len(arrays[0])
+    size = call(f"len({what})", len, dataset)
+    hint = (f"\n  Likely mistake: that is the number of arrays; len() is the number of samples, "
+            f"len(arrays[0])." if size == len(arrays) else "")
+    expect(size == n, f"len({what}) is {size}, expected {n} samples.{hint}")
+    for i in (0, n // 2, n - 1):
+        item = call(f"{what}[{i}]", dataset.__getitem__, i)
+        expect(isinstance(item, tuple) and len(item) == len(arrays),
+               f"{what}[{i}] should be a tuple of {len(arrays)} entries, one row of each array "
+               f"(as in PyTorch; a DataLoader stacks tuples field by field), got "
+               f"{type(item).__name__}{_length(item)}.")
+        for k, (got, array) in enumerate(zip(item, arrays)):
+            expect_close(f"{what}[{i}][{k}]", got, array[i], f"row {i} of array {k}")
+
+
+@check
+def tensor_dataset(TensorDataset):
+    """TensorDataset(X, y): len is the number of rows, ds[i] == (X[i], y[i])."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((7, 3)), np.arange(7) % 3
+    dataset = call("TensorDataset(X, y)", TensorDataset, X.copy(), y.copy())
+    check_instance("TensorDataset", dataset)
+    _expect_items("TensorDataset(X, y)", dataset, (X, y))
+
+
+@check
+def tensor_dataset_arrays(TensorDataset):
+    """TensorDataset takes any number of arrays: (X,) and (X, y, w) samples."""
+    rng = np.random.default_rng(1)
+    X, y, w = rng.standard_normal((5, 2, 2)), np.arange(5), rng.random(5)
+    for names, arrays in (("X", (X,)), ("X, y, w", (X, y, w))):
+        dataset = call(f"TensorDataset({names})", TensorDataset, *(a.copy() for a in arrays))
+        check_instance("TensorDataset", dataset)
+        _expect_items(f"TensorDataset({names})", dataset, arrays)
+
+
+# ----------------------------------------------------------------------------- random_split
+def _split_indices(what: str, subsets, lengths: list[int]) -> list[list[int]]:
+    """The dataset indices in each returned subset (read through subset[k])."""
+    expect(isinstance(subsets, (list, tuple)) and len(subsets) == len(lengths),
+           f"{what} should return a list of {len(lengths)} datasets, got "
+           f"{type(subsets).__name__}{_length(subsets)}.")
+    got_lengths = [call(f"len(subset {s} of {what})", len, subset)
+                   for s, subset in enumerate(subsets)]
+    expect(got_lengths == lengths,
+           f"{what} returned subsets of sizes {got_lengths}, expected {lengths}.")
+    indices = []
+    for s, subset in enumerate(subsets):
+        samples = [call(f"subset {s} of {what}[{k}]", subset.__getitem__, k)
+                   for k in range(len(subset))]
+        expect(all(isinstance(sample, tuple) and len(sample) == 2 for sample in samples),
+               f"subset {s} of {what}: subset[k] should be a sample of the dataset, (x, y).")
+        indices.append([int(asarray(y)) for _, y in samples])
+    return indices
+
+
+def expect_partition(what: str, indices: list[list[int]], n: int) -> None:
+    """Disjoint subsets that together hold every sample, in a random order."""
+    flat = [i for subset in indices for i in subset]
+    counts = np.bincount(flat, minlength=n)
+    expect(not (counts > 1).any(),
+           f"{what}: samples {np.flatnonzero(counts > 1).tolist()} appear in more than one "
+           "subset (overlapping). Draw ONE permutation of range(n) and cut it into consecutive "
+           "pieces of the given lengths.")
+    expect((counts == 1).all(),
+           f"{what}: samples {np.flatnonzero(counts == 0).tolist()} are in no subset.")
+    expect(flat != list(range(n)),
+           f"{what}: the subsets are consecutive runs of the dataset, in order (not shuffled). "
+           "random_split draws a random permutation first, then cuts it.")
+
+
+@check
+def random_split_partition(random_split):
+    """random_split(ds, [12, 5, 3]): subsets of those sizes, disjoint, covering, random."""
+    dataset, lengths = IndexDataset(20), [12, 5, 3]
+    what = f"random_split(<dataset of 20 samples>, {lengths})"
+    subsets = call(what, random_split, dataset, lengths)
+    expect_partition(what, _split_indices(what, subsets, lengths), len(dataset))
+
+
+@check
+def random_split_fractions(random_split):
+    """Fractions summing to 1 become sizes; the remainder goes one by one to the first subsets."""
+    for n, fractions, lengths in ((10, [0.8, 0.2], [8, 2]), (11, [0.5, 0.5], [6, 5]),
+                                  (9, [0.7, 0.2, 0.1], [7, 2, 0])):
+        what = f"random_split(<dataset of {n} samples>, {fractions})"
+        subsets = call(what, random_split, IndexDataset(n), fractions)
+        expect_partition(what, _split_indices(what, subsets, lengths), n)

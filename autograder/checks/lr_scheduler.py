@@ -1,0 +1,290 @@
+"""Checks of the learning-rate schedulers: the rate after construction and after every step().
+
+A scheduler changes ``optimizer.param_groups[i]['lr']``, so each check builds the
+student's scheduler on an optimizer of the student's own ``SGD`` class (passed to
+the check) and the reference scheduler on the reference ``SGD``. It then compares,
+right after construction (which performs step 0, as in PyTorch) and after each of
+many ``scheduler.step()`` calls, both ``param_groups[0]['lr']`` (what the optimizer
+uses) and ``scheduler.get_last_lr()`` (a list, one rate per group). A wrong rate is
+reported at the first step where it goes wrong, with the two sequences side by side
+and, when the sequence matches a known mistake (one step late, decaying at every
+step, the wrong cosine period...), that mistake in words. As in the optimizer
+checks, ``Parameter`` may be the student's class: ``check.step_lr_schedule(StepLR, SGD)``
+or ``check.step_lr_schedule(StepLR, SGD, Parameter)``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from autograder.checks.optim import Twins, param_groups
+from autograder.compare import as_array
+from autograder.diagnose import Signature, close, diagnose, when
+from autograder.failure import fail
+from autograder.integrity import check_instance
+from autograder.registry import check
+from autograder.sandbox import call
+from minitorch_ref.optim import lr_scheduler as ref
+
+STEPS = 25
+BASE_LR = 0.1
+SHOWN = 8  # rates shown around the first wrong one
+
+
+@dataclass(frozen=True)
+class Lambda:
+    """A schedule function for LambdaLR that prints as its formula."""
+
+    text: str
+    f: Callable[[int], float]
+
+    def __call__(self, epoch: int) -> float:
+        return self.f(epoch)
+
+    def __repr__(self) -> str:
+        return f"lambda epoch: {self.text}"
+
+
+# ----------------------------------------------------------------------------- recording
+def _label(name: str, kwargs: dict) -> str:
+    return f"{name}(optimizer{''.join(f', {k}={v!r}' for k, v in kwargs.items())})"
+
+
+def _record(label: str, scheduler, optimizer, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group rates and get_last_lr() after construction and each step: two (steps+1, groups)."""
+    rates, last = [], []
+    for t in range(steps + 1):
+        if t:
+            call(f"{label}.step() (call {t})", scheduler.step)
+        groups = param_groups("the optimizer", optimizer)
+        rates.append([float(g["lr"]) for g in groups])
+        value = call(f"{label}.get_last_lr()", scheduler.get_last_lr)
+        if not isinstance(value, (list, tuple)):
+            fail(f"{label}.get_last_lr() returned {type(value).__name__}; it returns a list "
+                 "with one learning rate per parameter group, as in PyTorch.")
+        last.append(as_array(f"{label}.get_last_lr()", list(value), (len(groups),)))
+    return np.array(rates, dtype=float), np.array(last, dtype=float)
+
+
+def _when(t: int) -> str:
+    if t == 0:
+        return "right after construction (construction performs step 0)"
+    return f"after {t} call{'s' if t > 1 else ''} of scheduler.step()"
+
+
+def _window(values: np.ndarray, t: int) -> str:
+    start = max(0, min(t - 2, len(values) - SHOWN))
+    shown = ", ".join(f"{v:.6g}" for v in values[start:start + SHOWN])
+    return f"(from step {start}) [{shown}{', ...' if start + SHOWN < len(values) else ''}]"
+
+
+def expect_rates(label: str, what: str, got: np.ndarray, expected: np.ndarray,
+                 signatures: tuple[Signature, ...] = ()) -> None:
+    """Every group's rate sequence must match; report the first wrong step of a group.
+
+    ``what`` names the rate, with ``{i}`` for the group index.
+    """
+    for group in range(expected.shape[1]):
+        g, e = got[:, group], expected[:, group]
+        wrong = [t for t in range(len(e)) if not close(g[t], e[t])]
+        if not wrong:
+            continue
+        t = wrong[0]
+        lines = [f"{label}: {what.format(i=group)} is wrong {_when(t)}: got {g[t]:.6g}, "
+                 f"expected {e[t]:.6g}.",
+                 f"  expected {_window(e, t)}", f"  got      {_window(g, t)}"]
+        hint = diagnose(g, e, signatures + _shift_signatures(e[0]))
+        if hint:
+            lines.append(f"  Likely mistake: {hint}")
+        fail("\n".join(lines))
+
+
+def _shift_signatures(base: float) -> tuple[Signature, ...]:
+    def changes(e):
+        return not close(e[1:], e[:-1])
+    return (
+        when("lags", lambda g, e: changes(e) and close(g[1:], e[:-1]),
+             "your rates are one step late. Construction performs step 0: set last_epoch = -1 "
+             "and call self.step() at the end of __init__, and let step() first increment "
+             "last_epoch, then compute the rate for it."),
+        when("ahead", lambda g, e: changes(e) and close(g[:-1], e[1:]),
+             "your rates are one step early: the epoch counter starts at 0 and construction "
+             "moves it to 1. Start from last_epoch = -1, so that step 0 is epoch 0."),
+        when("constant", lambda g, e: close(g, np.full_like(e, base)),
+             "the rate never changes: step() must compute the new rate and write it into "
+             "every optimizer.param_groups[i]['lr']."),
+    )
+
+
+# ----------------------------------------------------------------------------- running
+def expect_schedule(name: str, scheduler_cls: type, SGD: type, Parameter: type | None,
+                    kwargs: dict, steps: int = STEPS, lrs: tuple[float, ...] = (BASE_LR,),
+                    signatures: tuple[Signature, ...] = ()) -> None:
+    """The student's scheduler on the student's SGD against the reference, ``steps`` steps."""
+    layout = None if len(lrs) == 1 else [((i,), {"lr": lr}) for i, lr in enumerate(lrs)]
+    twins = Twins.build("SGD", SGD, Parameter, [np.zeros(2) for _ in lrs], dict(lr=lrs[0]), layout)
+    label = _label(name, kwargs)
+    student = call(label, scheduler_cls, twins.student, **kwargs)
+    check_instance(name, student, allowed=[*twins.student_params, *kwargs.values()])
+    reference = getattr(ref, name)(twins.ref, **kwargs)
+    got_rates, got_last = _record(label, student, twins.student, steps)
+    rates, last = _record(label, reference, twins.ref, steps)
+    expect_rates(label, "optimizer.param_groups[{i}]['lr']", got_rates, rates,
+                 signatures + _not_written(got_last, last))
+    expect_rates(label, "get_last_lr()[{i}]", got_last, last, signatures)
+
+
+def _not_written(got_last: np.ndarray, last: np.ndarray) -> tuple[Signature, ...]:
+    if not close(got_last, last):
+        return ()
+    return (
+        when("not_written", lambda g, e: close(g, np.full_like(e, e[0])),
+             "get_last_lr() is right, but the rates are not written into the optimizer: "
+             "step() must set optimizer.param_groups[i]['lr'], which is what step() of the "
+             "optimizer reads."),
+        when("written_wrong", lambda g, e: True,
+             "get_last_lr() is right, but optimizer.param_groups[i]['lr'] holds other values: "
+             "write exactly the rates step() computes into the groups."),
+    )
+
+
+def expect_configs(name: str, scheduler_cls: type, SGD: type, Parameter: type | None,
+                   configs: list[tuple[dict, Callable]], steps: int = STEPS) -> None:
+    """Each configuration, with the signatures ``hints(kwargs)`` makes for it."""
+    for kwargs, hints in configs:
+        expect_schedule(name, scheduler_cls, SGD, Parameter, kwargs, steps,
+                        signatures=hints(**kwargs))
+
+
+def _epochs(steps: int = STEPS) -> np.ndarray:
+    return np.arange(steps + 1, dtype=float)
+
+
+def _cosine(start: float, end: float, progress: np.ndarray) -> np.ndarray:
+    return end + (start - end) * (1 + np.cos(math.pi * progress)) / 2
+
+
+# ----------------------------------------------------------------------------- StepLR
+def step_lr_hints(step_size: int, gamma: float = 0.1) -> tuple[Signature, ...]:
+    every_step = BASE_LR * gamma ** _epochs()
+    return (when("every_step", lambda g, e: close(g, every_step[:len(g)]),
+                 "the rate decays at every step. StepLR multiplies it by gamma once every "
+                 "step_size steps: lr = initial_lr * gamma ** (epoch // step_size)."),)
+
+
+@check
+def step_lr_schedule(StepLR, SGD, Parameter=None):
+    """StepLR: lr = initial_lr * gamma ** (epoch // step_size), for 25 steps (default gamma 0.1)."""
+    configs = [dict(step_size=3, gamma=0.5), dict(step_size=7, gamma=0.1), dict(step_size=4)]
+    expect_configs("StepLR", StepLR, SGD, Parameter, [(c, step_lr_hints) for c in configs])
+
+
+@check
+def lr_scheduler_param_groups(StepLR, SGD, Parameter=None):
+    """With two parameter groups, each rate follows the schedule from its own initial lr."""
+    expect_schedule("StepLR", StepLR, SGD, Parameter, dict(step_size=2, gamma=0.5),
+                    lrs=(0.1, 0.02))
+
+
+# ----------------------------------------------------------------------------- ExponentialLR
+def no_hints(**kwargs) -> tuple[Signature, ...]:
+    return ()
+
+
+@check
+def exponential_lr_schedule(ExponentialLR, SGD, Parameter=None):
+    """ExponentialLR: lr = initial_lr * gamma ** epoch, for 25 steps."""
+    configs = [dict(gamma=0.9), dict(gamma=0.5)]
+    expect_configs("ExponentialLR", ExponentialLR, SGD, Parameter, [(c, no_hints) for c in configs])
+
+
+# ----------------------------------------------------------------------------- cosine
+def cosine_hints(T_max: int, eta_min: float = 0.0) -> tuple[Signature, ...]:
+    t = _epochs()
+
+    def period(T: float) -> Signature:
+        wrong = _cosine(BASE_LR, eta_min, t / T)
+        return when(f"period_{T:g}", lambda g, e: close(g, wrong[:len(g)]),
+                    f"the cosine has the wrong period (your rates follow T_max = {T:g}): the "
+                    "rate reaches eta_min after exactly T_max steps, lr = eta_min + "
+                    "(initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.")
+
+    clamped = _cosine(BASE_LR, eta_min, np.minimum(t, T_max) / T_max)
+    no_floor = _cosine(BASE_LR, 0.0, t / T_max)
+    return tuple(period(T) for T in (T_max / 2, 2 * T_max, T_max - 1, T_max + 1)) + (
+        when("clamped", lambda g, e: close(g, clamped[:len(g)]),
+             "after T_max steps your rate stays at eta_min. CosineAnnealingLR, like "
+             "PyTorch's, keeps following the cosine, which rises again: do not clamp the "
+             "epoch at T_max."),
+        when("no_eta_min", lambda g, e: eta_min > 0 and close(g, no_floor[:len(g)]),
+             "eta_min is ignored: the cosine goes from initial_lr down to eta_min, not to 0."),
+    )
+
+
+@check
+def cosine_annealing_lr_schedule(CosineAnnealingLR, SGD, Parameter=None):
+    """CosineAnnealingLR from initial_lr down to eta_min over T_max steps (up to T_max)."""
+    for kwargs in (dict(T_max=25), dict(T_max=20, eta_min=0.01), dict(T_max=7, eta_min=0.001)):
+        expect_schedule("CosineAnnealingLR", CosineAnnealingLR, SGD, Parameter, kwargs,
+                        steps=kwargs["T_max"], signatures=cosine_hints(**kwargs))
+
+
+@check
+def cosine_annealing_lr_past_t_max(CosineAnnealingLR, SGD, Parameter=None):
+    """Past T_max the cosine continues and rises again, as in PyTorch (25 steps, T_max=8)."""
+    configs = [(dict(T_max=8, eta_min=0.01), cosine_hints)]
+    expect_configs("CosineAnnealingLR", CosineAnnealingLR, SGD, Parameter, configs)
+
+
+# ----------------------------------------------------------------------------- LambdaLR
+def lambda_hints(lr_lambda: Callable) -> tuple[Signature, ...]:
+    factors = np.array([lr_lambda(int(t)) for t in _epochs()])
+    chained = BASE_LR * np.cumprod(factors)
+    return (
+        when("multiplicative", lambda g, e: close(g, chained[:len(g)]),
+             "the factor multiplies the current rate (that is MultiplicativeLR). LambdaLR sets "
+             "lr = initial_lr * lr_lambda(epoch), from the group's initial rate."),
+        when("no_base", lambda g, e: close(g, factors[:len(g)]),
+             "the rate is lr_lambda(epoch) itself; multiply it by the group's initial rate."),
+    )
+
+
+@check
+def lambda_lr_schedule(LambdaLR, SGD, Parameter=None):
+    """LambdaLR: lr = initial_lr * lr_lambda(epoch), for decaying and warm-up functions."""
+    functions = (Lambda("0.95 ** epoch", lambda e: 0.95**e),
+                 Lambda("1 / (1 + epoch)", lambda e: 1 / (1 + e)),
+                 Lambda("min(1, (epoch + 1) / 5)", lambda e: min(1.0, (e + 1) / 5)))
+    configs = [(dict(lr_lambda=f), lambda_hints) for f in functions]
+    expect_configs("LambdaLR", LambdaLR, SGD, Parameter, configs)
+
+
+# ----------------------------------------------------------------------------- LinearLR
+def linear_hints(start_factor: float = 1 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5) -> tuple[Signature, ...]:
+    unclamped = BASE_LR * (start_factor + (end_factor - start_factor) * _epochs() / total_iters)
+    return (when("unclamped", lambda g, e: close(g, unclamped[:len(g)]),
+                 "the rate keeps changing after total_iters steps; from then on the factor "
+                 "stays at end_factor: progress = min(epoch, total_iters) / total_iters."),)
+
+
+@check
+def linear_lr_schedule(LinearLR, SGD, Parameter=None):
+    """LinearLR: the factor goes linearly from start_factor to end_factor, then stays."""
+    configs = [dict(start_factor=0.25, total_iters=8),
+               dict(start_factor=1.0, end_factor=0.1, total_iters=10), dict()]
+    expect_configs("LinearLR", LinearLR, SGD, Parameter, [(c, linear_hints) for c in configs])
+
+
+# ----------------------------------------------------------------------------- warmup + cosine
+@check
+def warmup_cosine_lr_schedule(WarmupCosineLR, SGD, Parameter=None):
+    """WarmupCosineLR: linear warm-up for warmup_steps, then cosine to eta_min at total_steps."""
+    configs = [dict(warmup_steps=5, total_steps=20),
+               dict(warmup_steps=5, total_steps=20, warmup_start_factor=0.1, eta_min=0.01),
+               dict(warmup_steps=0, total_steps=10)]
+    expect_configs("WarmupCosineLR", WarmupCosineLR, SGD, Parameter,
+                   [(c, no_hints) for c in configs])

@@ -1,0 +1,509 @@
+"""Checks of the student's Dropout and BatchNorm1d: training and eval behaviour, gradients,
+running statistics.
+
+Dropout is random and the student's masks come from their own generator, so its
+checks are statistical and structural (every output is 0 or x / (1 - p), about a
+fraction p are zeroed, backward reuses forward's mask) rather than a comparison
+with the reference's mask. BatchNorm1d is deterministic and compared with its
+``minitorch_ref`` twin; wrong answers are matched against the classic mistakes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import minitorch_ref
+from autograder.checks._modules import (
+    Case, batch_signatures, copy_parameter, expect_input_grad, forward_pair, twins,
+)
+from autograder.compare import as_array, expect_close
+from autograder.diagnose import Signature, close, not_finite, not_summed, when
+from autograder.failure import expect, fail
+from autograder.integrity import check_instance
+from autograder.registry import check
+from autograder.sandbox import call, construct
+from minitorch_ref import nn as ref
+
+
+def method(obj: object, name: str):
+    """``obj.<name>``, looked up only when called, so that inside ``call`` a missing method
+    fails the check with a readable message like any other error."""
+    return lambda *args: getattr(obj, name)(*args)
+
+
+def set_mode(what: str, module: object, training: bool) -> None:
+    """``module.train()`` or ``module.eval()``; a missing method or an error fails the check."""
+    name = "train" if training else "eval"
+    call(f"{what}.{name}()", method(module, name))
+
+
+def student_forward(what: str, module: object, x: np.ndarray) -> np.ndarray:
+    """The student's output as an array of x's shape; fails if forward changed x in place."""
+    given = x.copy()
+    y = call(f"{what}.forward", method(module, "forward"), given)
+    expect(close(given, x, 0, 0),
+           f"{what}.forward modified its input array in place; compute a new array instead.")
+    return as_array(f"{what}.forward output", y, x.shape)
+
+
+def student_backward(what: str, module: object, grad_output: np.ndarray) -> np.ndarray:
+    got = call(f"{what}.backward", method(module, "backward"), grad_output.copy())
+    return as_array(f"{what}.backward return value (dL/dx)", got, grad_output.shape)
+
+
+# ---------------------------------------------------------------------------- Dropout
+DROP_PS = (0.2, 0.5, 0.75)
+DROP_SHAPE = (200, 250)
+# |fraction zeroed - p| allowed: the binomial std is below 0.0023 for 50,000 entries.
+ZERO_TOLERANCE = 0.02
+
+
+def _dropout(Dropout: type, p: float, seed: int):
+    minitorch_ref.manual_seed(seed)  # reproducible audits; a student's own generator is not seeded
+    layer = construct(Dropout, p)
+    check_instance("Dropout", layer)
+    return layer
+
+
+def _normal(seed: int, shape: tuple[int, ...] = DROP_SHAPE) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape), rng.standard_normal(shape)
+
+
+def _expect_zero_fraction(what: str, zeroed: float, p: float) -> None:
+    if abs(zeroed - p) <= ZERO_TOLERANCE:
+        return
+    message = (f"{what}.forward in training zeroed {zeroed:.1%} of the entries of a "
+               f"{DROP_SHAPE} input; expected about p = {p:.0%}.")
+    if zeroed == 0:
+        message += ("\n  Likely mistake: nothing is dropped: is a new module in training mode "
+                    "(self.training = True) and does forward apply the mask when training?")
+    elif abs(zeroed - (1 - p)) <= ZERO_TOLERANCE:
+        message += ("\n  Likely mistake: p is used as the probability of keeping an entry; it is "
+                    "the probability of zeroing one: keep the entries where rand >= p.")
+    fail(message)
+
+
+def _scale_hint(ratio: np.ndarray, p: float) -> str:
+    hints = (
+        (1.0, "the kept values are not scaled by 1/(1-p): inverted dropout divides them by "
+              "(1 - p) in training, so that the expected output equals the input and eval "
+              "needs no change."),
+        (1 / p, "the kept values are divided by p instead of by (1 - p): p is the probability "
+                "of dropping, so 1 - p is the fraction kept."),
+        (p, "the kept values are multiplied by p instead of divided by (1 - p)."),
+        (1 - p, "the kept values are multiplied by (1 - p) instead of divided by it."),
+    )
+    for factor, hint in hints:
+        if close(ratio, np.full(ratio.shape, factor)):
+            return f"\n  Likely mistake: {hint}"
+    return ""
+
+
+def _expect_scale(what: str, x: np.ndarray, y: np.ndarray, kept: np.ndarray, p: float) -> None:
+    ratio = y[kept] / x[kept]
+    scale = 1 / (1 - p)
+    if close(ratio, np.full(ratio.shape, scale)):
+        return
+    low, high = float(ratio.min()), float(ratio.max())
+    got = f"{low:.4g}" if close(low, high) else f"between {low:.4g} and {high:.4g}"
+    fail(f"{what}.forward in training: every entry that is not zeroed should be x / (1 - p) "
+         f"= {scale:.4g} * x; got y / x = {got}.{_scale_hint(ratio, p)}")
+
+
+def _expect_fresh_masks(what: str, layer, x: np.ndarray, kept: np.ndarray) -> None:
+    expect(not bool((kept == kept[:1]).all()),
+           f"{what}.forward in training gave every row of the batch the same mask. Draw one "
+           "random number per entry: a mask of shape x.shape.")
+    expect(not bool((kept == kept[:, :1]).all()),
+           f"{what}.forward in training kept or dropped whole rows. Draw one random number "
+           "per entry: a mask of shape x.shape.")
+    again = student_forward(what, layer, x) != 0
+    expect(not bool((again == kept).all()),
+           f"Two training forward passes of {what} zeroed exactly the same entries. Likely "
+           "mistake: the mask is drawn once and reused; draw a new mask on every forward call.")
+
+
+@check
+def dropout_train_forward(Dropout):
+    """In training every output is 0 or x / (1 - p), about a fraction p is zeroed, and each
+    entry and each call gets its own random draw (p = 0.2, 0.5, 0.75)."""
+    for seed, p in enumerate(DROP_PS):
+        what = f"Dropout({p})"
+        layer = _dropout(Dropout, p, seed)
+        x, _ = _normal(seed)
+        y = student_forward(what, layer, x)
+        kept = y != 0
+        _expect_zero_fraction(what, 1 - float(kept.mean()), p)
+        _expect_scale(what, x, y, kept, p)
+        _expect_fresh_masks(what, layer, x, kept)
+
+
+def _dropout_backward_signatures(grad_output: np.ndarray, kept: np.ndarray,
+                                 p: float) -> tuple[Signature, ...]:
+    def fresh_mask(got, expected):
+        dropped = got == 0
+        return not bool((dropped == ~kept).all()) \
+            and abs(float(dropped.mean()) - p) <= ZERO_TOLERANCE
+    return (
+        when("fresh_mask", fresh_mask,
+             "backward zeroes other entries than forward did: it draws a new mask. Save the "
+             "mask (with its 1/(1-p) scale) in forward and multiply grad_output by that same "
+             "mask in backward."),
+        when("unmasked", lambda got, e: close(got, grad_output),
+             "backward returns grad_output unchanged: multiply it by forward's mask and scale."),
+        when("unscaled", lambda got, e: close(got, grad_output * kept),
+             "backward applies the mask but not the scale: dL/dx = grad_output * mask / (1 - p)."),
+    )
+
+
+@check
+def dropout_backward(Dropout):
+    """In training dL/dx = grad_output * mask / (1 - p), with the mask of the last forward."""
+    for seed, p in enumerate(DROP_PS):
+        what = f"Dropout({p})"
+        layer = _dropout(Dropout, p, seed)
+        x, grad_output = _normal(seed + 10)
+        kept = student_forward(what, layer, x) != 0
+        got = student_backward(what, layer, grad_output)
+        expect_close(f"{what}.backward: grad_input (dL/dx)", got, grad_output * kept / (1 - p),
+                     "training mode: 0 where forward's output is 0, else grad_output / (1 - p)",
+                     _dropout_backward_signatures(grad_output, kept, p))
+
+
+ACTIVE_IN_EVAL = ("Dropout is still active in eval mode: when self.training is False (after "
+                  "eval()), forward returns x unchanged and backward returns grad_output.")
+
+
+@check
+def dropout_eval(Dropout):
+    """After eval(), forward and backward are the identity; train() turns dropout back on."""
+    for seed, p in enumerate((0.5, 0.9)):
+        what = f"Dropout({p})"
+        layer = _dropout(Dropout, p, seed)
+        set_mode(what, layer, False)
+        x, grad_output = _normal(seed + 20, (50, 40))
+        active = (
+            when("active", lambda g, e: bool((g == 0).any()), ACTIVE_IN_EVAL),
+            when("test_time_scale", lambda g, e, p=p: close(g, (1 - p) * e),
+                 "in eval mode the values are multiplied by (1 - p): that is the old, "
+                 "non-inverted dropout. With inverted dropout (divide by 1 - p in training) "
+                 "eval is the identity."),
+        )
+        expect_close(f"{what}.forward output in eval mode", student_forward(what, layer, x), x,
+                     "it should equal the input", active)
+        expect_close(f"{what}.backward in eval mode (dL/dx)",
+                     student_backward(what, layer, grad_output), grad_output,
+                     "it should equal grad_output", active)
+        set_mode(what, layer, True)
+        expect(bool((student_forward(what, layer, x) == 0).any()),
+               f"After eval() and then train(), {what}.forward zeroes nothing: train() must "
+               "switch dropout back on (self.training = True).")
+
+
+@check
+def dropout_p_zero(Dropout):
+    """Dropout(0.0) in training is the identity, forward and backward (no division by zero)."""
+    layer = _dropout(Dropout, 0.0, 0)
+    x, grad_output = _normal(30, (20, 7))
+    signatures = (not_finite("with p = 0 the result has inf or NaN: divide by (1 - p), not by p."),)
+    what = "Dropout(0.0)"
+    expect_close(f"{what}.forward output in training", student_forward(what, layer, x), x,
+                 "with p = 0 nothing is dropped", signatures)
+    expect_close(f"{what}.backward (dL/dx)", student_backward(what, layer, grad_output),
+                 grad_output, "with p = 0 it is grad_output", signatures)
+
+
+# ---------------------------------------------------------------------------- BatchNorm1d
+@dataclass(frozen=True)
+class BatchCase(Case):
+    """A batch whose features have their own means and spreads, optionally far from 0."""
+
+    offset: float = 0.0
+
+    def inputs(self, out_features: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        means = rng.normal(0, 2, self.features)
+        spreads = rng.uniform(0.5, 3, self.features)
+        noise = rng.standard_normal((self.batch, self.features))
+        x = self.offset + self.scale * (means + spreads * noise)
+        return x, rng.standard_normal((self.batch, self.features))
+
+    def __str__(self) -> str:
+        offset = f", values around {self.offset:g}" if self.offset else ""
+        return super().__str__() + offset
+
+
+# Batch of 2, one feature, a tiny variance (eps matters), values around 1e6 (precision).
+BN_CASES = (BatchCase(4, 3, seed=0), BatchCase(2, 5, seed=1), BatchCase(7, 1, seed=2),
+            BatchCase(6, 4, seed=3, scale=1e-3))
+LARGE = BatchCase(16, 3, seed=4, offset=1e6)
+EPS = 1e-5
+GRAD_SYMBOLS = {"weight": "dL/dgamma", "bias": "dL/dbeta"}
+
+
+def _batchnorm(BatchNorm1d: type, case: Case, **kwargs):
+    """Student and reference BatchNorm1d with the same random gamma (weight) and beta (bias)."""
+    student, reference = twins("BatchNorm1d", BatchNorm1d, ref.BatchNorm1d, case.features,
+                               seed=case.seed, **kwargs)
+    rng = np.random.default_rng(case.seed + 100)
+    reference.weight.data = rng.uniform(0.5, 2.0, case.features)
+    reference.bias.data = rng.normal(0.0, 1.0, case.features)
+    for name in ("weight", "bias"):
+        copy_parameter("BatchNorm1d", student, reference, name)
+    return student, reference
+
+
+def _normalised(x: np.ndarray, mean: np.ndarray, std: np.ndarray, reference) -> np.ndarray:
+    return reference.weight.data * (x - mean) / std + reference.bias.data
+
+
+def _forward_signatures(x: np.ndarray, reference, case: Case) -> tuple[Signature, ...]:
+    n, mean, var = len(x), x.mean(axis=0), x.var(axis=0)
+    wrong = (
+        ("unbiased", np.sqrt(var * n / max(n - 1, 1) + EPS),
+         "x is normalised with the unbiased variance (divided by N - 1). Normalise with the "
+         "biased batch variance, x.var(axis=0) (divided by N); only running_var uses N/(N-1)."),
+        ("eps_outside", np.sqrt(var) + EPS,
+         "eps must be added to the variance inside the square root: (x - mean) / sqrt(var + eps)."),
+        ("no_eps", np.sqrt(var), "eps is missing: divide by sqrt(var + eps), not sqrt(var)."),
+    )
+    signatures = [when(name, lambda g, e, s=std: close(g, _normalised(x, mean, s, reference)), text)
+                  for name, std, text in wrong]
+    x_hat = (x - mean) / np.sqrt(var + EPS)
+    signatures.append(when(
+        "no_affine", lambda g, e: close(g, x_hat),
+        "the output is x_hat without the learnable scale and shift: y = weight * x_hat + bias."))
+    if x.shape[1] > 1:
+        rows = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
+        signatures.append(when(
+            "rows", lambda g, e: close(g, reference.weight.data * rows + reference.bias.data),
+            "the statistics are computed over the features of each row (axis=1); BatchNorm "
+            "normalises each feature over the batch: mean and var with axis=0."))
+    if getattr(case, "offset", 0):
+        signatures.append(when(
+            "precision", lambda g, e: True,
+            "with values around 1e6 the result loses precision. Compute the variance as "
+            "((x - mean)**2).mean(axis=0) (or x.var(axis=0)), not mean(x**2) - mean**2, "
+            "which subtracts two huge, nearly equal numbers."))
+    return tuple(signatures)
+
+
+@check
+def batchnorm_forward_train(BatchNorm1d):
+    """Training forward: y = weight * (x - mean) / sqrt(var + eps) + bias with the batch's mean
+    and biased variance; batches of 2, a tiny variance, and values around 1e6."""
+    for case in BN_CASES + (LARGE,):
+        student, reference = _batchnorm(BatchNorm1d, case)
+        x, _ = case.inputs()
+        got, expected = forward_pair("BatchNorm1d", student, reference, x)
+        expect_close("BatchNorm1d.forward output (training mode)", got, expected, str(case),
+                     _forward_signatures(x, reference, case))
+
+
+def _backward_variants(reference, grad_output: np.ndarray) -> dict[str, object]:
+    """dL/dx as the classic mistakes compute it, from the reference's saved x_hat and 1/std
+    (read when a signature is matched, i.e. after the reference's forward)."""
+    def g():
+        return grad_output * reference.weight.data
+
+    def full(g):
+        n, x_hat = len(g), reference.x_hat
+        return reference.inv_std / n * (n * g - g.sum(axis=0) - x_hat * (g * x_hat).sum(axis=0))
+    return {
+        "constant_stats": lambda: g() * reference.inv_std,
+        "no_var_term": lambda: reference.inv_std * (g() - g().mean(axis=0)),
+        "no_mean_term": lambda: reference.inv_std * (
+            g() - reference.x_hat * (g() * reference.x_hat).mean(axis=0)),
+        "no_gamma": lambda: full(grad_output),
+        "training_formula": lambda: full(g()),
+    }
+
+
+FORMULA = ("dL/dx = (N*G - sum(G) - x_hat * sum(G * x_hat)) / (N * sqrt(var + eps)), with "
+           "G = weight * grad_output and sums over the batch (axis=0).")
+BACKWARD_MISTAKES = {
+    "constant_stats": "dL/dx = weight * grad_output / sqrt(var + eps) treats the batch mean and "
+                      f"variance as constants, but in training they are computed from x: {FORMULA}",
+    "no_var_term": f"dL/dx misses the term that flows through the batch variance: {FORMULA}",
+    "no_mean_term": f"dL/dx misses the term that flows through the batch mean: {FORMULA}",
+    "no_gamma": f"grad_output is not multiplied by weight (gamma) first: {FORMULA}",
+    "training_formula": "backward in eval mode uses the training formula. In eval the running "
+                        "statistics are constants: dL/dx = weight * grad_output / "
+                        "sqrt(running_var + eps).",
+}
+
+
+def _backward_signatures(reference, grad_output: np.ndarray,
+                         names: tuple[str, ...]) -> tuple[Signature, ...]:
+    variants = _backward_variants(reference, grad_output)
+    return tuple(when(name, lambda got, e, v=variants[name]: close(got, v()),
+                      BACKWARD_MISTAKES[name]) for name in names)
+
+
+TRAINING_MISTAKES = ("constant_stats", "no_var_term", "no_mean_term", "no_gamma")
+
+
+@check
+def batchnorm_backward_input(BatchNorm1d):
+    """Training backward: dL/dx, including the terms through the batch mean and variance."""
+    for case in BN_CASES:
+        student, reference = _batchnorm(BatchNorm1d, case)
+        x, grad_output = case.inputs()
+        expect_input_grad("BatchNorm1d", student, reference, x, grad_output, case,
+                          _backward_signatures(reference, grad_output, TRAINING_MISTAKES))
+
+
+def _param_signatures(name: str, x: np.ndarray, grad_output: np.ndarray) -> tuple[Signature, ...]:
+    symbol = GRAD_SYMBOLS[name]
+    summed = f"{symbol} = " + ("(grad_output * x_hat)" if name == "weight" else "grad_output") \
+        + ".sum(axis=0)"
+    signatures = (not_summed(f"{symbol} was not summed over the batch: {summed}, of shape (C,)."),)
+    if name == "weight":
+        signatures += (when("uses_x", lambda g, e: close(g, (grad_output * x).sum(axis=0)),
+                            f"{symbol} uses the input x; it uses the normalised x_hat: {summed}."),)
+    return signatures + batch_signatures(len(x), symbol)
+
+
+@check
+def batchnorm_backward_params(BatchNorm1d):
+    """dL/dgamma = sum(grad_output * x_hat) and dL/dbeta = sum(grad_output), summed over the
+    batch into weight.grad and bias.grad."""
+    for case in BN_CASES:
+        student, reference = _batchnorm(BatchNorm1d, case)
+        x, grad_output = case.inputs()
+        forward_pair("BatchNorm1d", student, reference, x)
+        call("BatchNorm1d.backward", method(student, "backward"), grad_output.copy())
+        reference.backward(grad_output.copy())
+        for name, symbol in GRAD_SYMBOLS.items():
+            expect_close(f"BatchNorm1d.{name}.grad ({symbol})",
+                         getattr(getattr(student, name), "grad", None),
+                         getattr(reference, name).grad, str(case),
+                         _param_signatures(name, x, grad_output))
+
+
+RUNNING = ("running_mean", "running_var")
+INITIAL = {"running_mean": 0.0, "running_var": 1.0}
+
+
+def running_stat(what: str, module: object, name: str, features: int) -> np.ndarray:
+    value = getattr(module, name, None)
+    if value is None:
+        fail(f"Your {what} has no attribute {name}: keep the running estimates in "
+             "self.running_mean and self.running_var (PyTorch's names).")
+    return as_array(f"{what}.{name}", value, (features,))
+
+
+def _simulated(batches: list[np.ndarray], momentum: float | None, unbiased: bool = True,
+               reverse: bool = False) -> dict[str, np.ndarray]:
+    """Running statistics as a variant formula computes them (to name a student's mistake)."""
+    stats = {name: np.full(batches[0].shape[1], value) for name, value in INITIAL.items()}
+    for step, x in enumerate(batches, 1):
+        m = 1 / step if momentum is None else momentum
+        m = 1 - m if reverse else m
+        n = len(x)
+        batch = {"running_mean": x.mean(axis=0),
+                 "running_var": x.var(axis=0) * (n / (n - 1) if unbiased else 1)}
+        stats = {name: (1 - m) * stats[name] + m * batch[name] for name in stats}
+    return stats
+
+
+def _running_signatures(name: str, batches: list[np.ndarray],
+                        momentum: float | None) -> tuple[Signature, ...]:
+    def like(**variant):
+        return lambda g, e: close(g, _simulated(batches, **variant)[name])
+    signatures = [when("not_updated", lambda g, e: close(g, np.full(g.shape, INITIAL[name])),
+                       f"{name} did not change: update the running estimates in every forward "
+                       "in training mode.")]
+    if name == "running_var":
+        signatures.append(when(
+            "biased", like(momentum=momentum, unbiased=False),
+            "running_var is updated with the biased batch variance (divided by N). The running "
+            "estimate uses the unbiased one, var * N / (N - 1), as PyTorch does (the "
+            "normalisation itself uses the biased one)."))
+    if momentum is None:
+        signatures.append(when(
+            "not_cumulative", like(momentum=0.1),
+            "with momentum=None the running estimates are a cumulative average: use "
+            "1 / (number of training batches so far) as the momentum."))
+    else:
+        signatures.append(when(
+            "reversed", like(momentum=momentum, reverse=True),
+            f"the momentum is applied the wrong way round: momentum={momentum} is the weight of "
+            "the new batch, running = (1 - momentum) * running + momentum * batch_statistic "
+            "(Keras's momentum=0.9 means the opposite)."))
+    return tuple(signatures)
+
+
+def _training_batches(features: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(40)
+    return [3.0 + 2.0 * rng.standard_normal((n, features)) for n in (4, 2, 7, 3)]
+
+
+@check
+def batchnorm_running_stats(BatchNorm1d):
+    """running_mean and running_var after each of 4 training batches: the default momentum 0.1
+    with the unbiased variance, and momentum=None (a cumulative average)."""
+    batches = _training_batches(3)
+    for momentum, kwargs in ((0.1, {}), (None, {"momentum": None})):
+        student, reference = twins("BatchNorm1d", BatchNorm1d, ref.BatchNorm1d, 3, **kwargs)
+        for step, x in enumerate(batches, 1):
+            call("BatchNorm1d.forward", method(student, "forward"), x.copy())
+            reference.forward(x.copy())
+            for name in RUNNING:
+                expect_close(f"BatchNorm1d.{name}", running_stat("BatchNorm1d", student, name, 3),
+                             getattr(reference, name),
+                             f"after training batch {step}, momentum={momentum}",
+                             _running_signatures(name, batches[:step], momentum))
+
+
+def _set_running_stats(student, reference, features: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    stats = {"running_mean": rng.normal(0, 2, features),
+             "running_var": rng.uniform(0.5, 4, features)}
+    for name, value in stats.items():
+        setattr(reference, name, value.copy())
+        call(f"setting BatchNorm1d.{name}", setattr, student, name, value.copy())
+    return stats
+
+
+def _expect_eval_step(student, reference, case: BatchCase, stats: dict[str, np.ndarray]) -> None:
+    x, grad_output = case.inputs()
+    got, expected = forward_pair("BatchNorm1d", student, reference, x)
+    batch_std = np.sqrt(x.var(axis=0) + EPS)
+    batch_stats = when(
+        "batch_stats", lambda g, e: close(g, _normalised(x, x.mean(axis=0), batch_std, reference)),
+        "in eval mode the output uses the batch's mean and variance. After eval(), normalise "
+        "with running_mean and running_var, so that a prediction does not depend on the rest "
+        "of the batch (and works for a single example).")
+    expect_close("BatchNorm1d.forward output in eval mode", got, expected, str(case),
+                 (batch_stats,))
+    for name, value in stats.items():
+        expect_close(f"BatchNorm1d.{name} after a forward in eval mode",
+                     running_stat("BatchNorm1d", student, name, case.features), value,
+                     "eval must not change the running estimates", (
+                         when("changed", lambda g, e: True, "only training forward passes update "
+                              "the running estimates; in eval mode leave them unchanged."),))
+    got = student_backward("BatchNorm1d", student, grad_output)
+    expect_close("BatchNorm1d.backward in eval mode: grad_input (dL/dx)", got,
+                 reference.backward(grad_output.copy()), str(case),
+                 _backward_signatures(reference, grad_output, ("training_formula",)))
+
+
+@check
+def batchnorm_eval(BatchNorm1d):
+    """eval(): normalise with running_mean/running_var (also a batch of 1), leave them unchanged,
+    and backpropagate with them as constants; train() goes back to batch statistics."""
+    for case in (BatchCase(5, 3, seed=20), BatchCase(1, 3, seed=21)):
+        student, reference = _batchnorm(BatchNorm1d, case)
+        stats = _set_running_stats(student, reference, case.features, case.seed)
+        set_mode("BatchNorm1d", student, False)
+        reference.eval()
+        _expect_eval_step(student, reference, case, stats)
+    set_mode("BatchNorm1d", student, True)  # the last one, after two eval steps
+    reference.train()
+    x = BatchCase(4, 3, seed=22).inputs()[0]
+    got, expected = forward_pair("BatchNorm1d", student, reference, x)
+    expect_close("BatchNorm1d.forward output after eval() then train()", got, expected,
+                 "train() should switch back to the batch statistics")

@@ -1,0 +1,123 @@
+"""Sequential (and the Module methods it inherits) with one classic student bug each."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from autograder.mutants import Mutant
+from minitorch_ref import nn
+
+
+class BackwardForwardOrder(nn.Sequential):
+    def backward(self, grad_output):
+        for module in self:
+            grad_output = module.backward(grad_output)
+        return grad_output
+
+
+class BackwardNoReturn(nn.Sequential):
+    def backward(self, grad_output):
+        for module in reversed(list(self)):
+            grad_output = module.backward(grad_output)
+
+
+class BackwardSameGradient(nn.Sequential):
+    def backward(self, grad_output):
+        grads = [module.backward(grad_output) for module in reversed(list(self))]
+        return grads[-1]
+
+
+class ForwardReturnInLoop(nn.Sequential):
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+            return x
+
+
+class ParametersOwnOnly(nn.Sequential):
+    def parameters(self):
+        return list(self._parameters.values())
+
+
+class GradsReversed(nn.Sequential):
+    def grads(self):
+        return [param.grad for param in reversed(self.parameters())]
+
+
+class NamesWithoutIndex(nn.Sequential):
+    def named_parameters(self):
+        return [(name.split(".")[-1], param) for name, param in super().named_parameters()]
+
+
+class ZeroGradOwnOnly(nn.Sequential):
+    def zero_grad(self):
+        for param in self._parameters.values():
+            param.zero_grad()
+
+
+class ModeNotPropagated(nn.Sequential):
+    def train(self, mode=True):
+        object.__setattr__(self, "training", mode)
+        return self
+
+
+class StateDictReferences(nn.Sequential):
+    def state_dict(self):
+        state = OrderedDict((name, p.data) for name, p in self.named_parameters())
+        state.update(self.named_buffers())
+        return state
+
+
+class StateDictWithoutBuffers(nn.Sequential):
+    def state_dict(self):
+        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict, strict=True):
+        super().load_state_dict(state_dict, strict=False)
+
+
+class LoadReplacesParameters(nn.Sequential):
+    def load_state_dict(self, state_dict, strict=True):
+        for prefix, module in self.named_modules():
+            for name in list(module._parameters) + list(module._buffers):
+                key = f"{prefix}.{name}" if prefix else name
+                if name in module._parameters:
+                    setattr(module, name, nn.Parameter(np.array(state_dict[key], copy=True)))
+                elif key in state_dict:
+                    module._buffers[name] = np.array(state_dict[key], copy=True)
+
+
+class ReprWithoutChildren(nn.Sequential):
+    def __repr__(self):
+        return "Sequential()"
+
+
+MUTANTS = [
+    Mutant("sequential_backward_forward_order", "Sequential", BackwardForwardOrder,
+           "runs in forward order", "backward loops over the layers first to last"),
+    Mutant("sequential_backward_no_return", "Sequential", BackwardNoReturn, "forget a `return`",
+           "backward computes dL/dx but does not return it"),
+    Mutant("sequential_backward_same_gradient", "Sequential", BackwardSameGradient,
+           "received the wrong gradient", "every layer's backward gets the model's grad_output"),
+    Mutant("sequential_forward_return_in_loop", "Sequential", ForwardReturnInLoop,
+           "`return` inside the loop", "forward returns the first layer's output"),
+    Mutant("sequential_parameters_own_only", "Sequential", ParametersOwnOnly,
+           "parameters of its children", "parameters() ignores the children"),
+    Mutant("sequential_grads_reversed", "Sequential", GradsReversed,
+           "same order as parameters()", "grads() in reverse order"),
+    Mutant("sequential_names_without_index", "Sequential", NamesWithoutIndex, "the child's index",
+           "named_parameters() without the child's index"),
+    Mutant("sequential_zero_grad_own_only", "Sequential", ZeroGradOwnOnly,
+           "zero_grad must reset", "zero_grad() leaves the children's gradients"),
+    Mutant("sequential_mode_not_propagated", "Sequential", ModeNotPropagated,
+           "propagated to every child", "train()/eval() only set the model's own flag"),
+    Mutant("sequential_state_dict_references", "Sequential", StateDictReferences, "no copies",
+           "state_dict() returns the parameters' own arrays"),
+    Mutant("sequential_state_dict_without_buffers", "Sequential", StateDictWithoutBuffers,
+           "are buffers", "state_dict() forgets BatchNorm's running statistics"),
+    Mutant("sequential_load_replaces_parameters", "Sequential", LoadReplacesParameters,
+           "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
+    Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
+           "print(model) does not show the layers"),
+]

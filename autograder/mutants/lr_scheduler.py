@@ -1,0 +1,84 @@
+"""Learning-rate schedulers with one classic student bug each (subclasses of the reference)."""
+from __future__ import annotations
+
+import math
+
+from autograder.mutants import Mutant
+from minitorch_ref.optim import lr_scheduler as sched
+
+
+class ExponentialNoStepZero(sched.ExponentialLR):
+    """The constructor does not perform step 0, so every rate comes one step late."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        super().__init__(optimizer, gamma, last_epoch)
+        self.last_epoch = -1
+
+
+class CosineStartsAtEpochOne(sched.CosineAnnealingLR):
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=0):
+        super().__init__(optimizer, T_max, eta_min, last_epoch)
+
+
+class StepLRDecaysEveryStep(sched.StepLR):
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma**epoch
+
+
+class CosineFullPeriod(sched.CosineAnnealingLR):
+    def lr_at(self, base_lr, epoch):
+        cosine = math.cos(2 * math.pi * epoch / self.T_max)
+        return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
+
+
+class CosineClampedAtTMax(sched.CosineAnnealingLR):
+    def lr_at(self, base_lr, epoch):
+        return super().lr_at(base_lr, min(epoch, self.T_max))
+
+
+class LinearNotClamped(sched.LinearLR):
+    def lr_at(self, base_lr, epoch):
+        progress = epoch / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+
+
+class LambdaMultiplicative(sched.LambdaLR):
+    def get_lr(self):
+        return [group["lr"] * f(self.last_epoch)
+                for group, f in zip(self.optimizer.param_groups, self.lr_lambdas)]
+
+
+class StepLRNotWritten(sched.StepLR):
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = self.get_lr()  # never copied into optimizer.param_groups
+
+
+class WarmupCosineIgnoresWarmupOffset(sched.WarmupCosineLR):
+    def lr_at(self, base_lr, epoch):
+        if epoch < self.warmup_steps:
+            return super().lr_at(base_lr, epoch)
+        progress = min(epoch, self.total_steps) / self.total_steps
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * progress)) / 2
+
+
+MUTANTS = [
+    Mutant("scheduler_no_step_zero", "ExponentialLR", ExponentialNoStepZero, "one step late",
+           "construction does not perform step 0"),
+    Mutant("scheduler_starts_at_epoch_one", "CosineAnnealingLR", CosineStartsAtEpochOne,
+           "one step early", "last_epoch starts at 0, so construction lands on epoch 1"),
+    Mutant("step_lr_decays_every_step", "StepLR", StepLRDecaysEveryStep, "decays at every step",
+           "gamma ** epoch instead of gamma ** (epoch // step_size)"),
+    Mutant("cosine_full_period", "CosineAnnealingLR", CosineFullPeriod, "wrong period",
+           "cos(2 pi t / T_max)"),
+    Mutant("cosine_clamped_at_t_max", "CosineAnnealingLR", CosineClampedAtTMax,
+           "do not clamp the epoch", "rate held at eta_min after T_max"),
+    Mutant("linear_lr_not_clamped", "LinearLR", LinearNotClamped, "after total_iters",
+           "factor keeps changing past total_iters"),
+    Mutant("lambda_lr_multiplicative", "LambdaLR", LambdaMultiplicative, "MultiplicativeLR",
+           "lr *= lr_lambda(epoch)"),
+    Mutant("scheduler_rates_not_written", "StepLR", StepLRNotWritten,
+           "not written into the optimizer", "get_last_lr right, param_groups untouched"),
+    Mutant("warmup_cosine_ignores_warmup_offset", "WarmupCosineLR",
+           WarmupCosineIgnoresWarmupOffset, None, "cosine progress counted from epoch 0"),
+]

@@ -1,0 +1,162 @@
+"""The data checks: pass on the reference, catch and name every mutant, and turn whatever
+a standalone student DataLoader / TensorDataset / random_split does into a CheckFailure."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autograder import check, registry
+from autograder.audit import audit_mutant, reference, run
+from autograder.failure import CheckFailure
+from autograder.integrity import trusting
+from autograder.mutants import data as data_mutants
+from autograder.registry import CHECKS
+
+FAMILY_CHECKS = sorted(name for name, c in CHECKS.items()
+                       if c.run.__module__ == "autograder.checks.data")
+# The audit trusts only classes; random_split is a function (see the report to the lead).
+FUNCTIONS = [reference("random_split")]
+
+
+# ------------------------------------------------------------------------ a student's own classes
+class StudentTensorDataset:
+    def __init__(self, *arrays):
+        self.arrays = arrays
+
+    def __len__(self):
+        return len(self.arrays[0])
+
+    def __getitem__(self, i):
+        return tuple(a[i] for a in self.arrays)
+
+
+class StudentDataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
+        self.dataset, self.batch_size = dataset, batch_size
+        self.shuffle, self.drop_last = shuffle, drop_last
+
+    def __len__(self):
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        order = np.random.permutation(n) if self.shuffle else np.arange(n)
+        for b in range(len(self)):
+            indices = order[b * self.batch_size:(b + 1) * self.batch_size]
+            samples = [self.dataset[int(i)] for i in indices]
+            yield tuple(np.stack(field) for field in zip(*samples))
+
+
+def student_random_split(dataset, lengths):
+    n = len(dataset)
+    if all(0 <= x <= 1 for x in lengths) and math.isclose(sum(lengths), 1):
+        counts = [math.floor(n * x) for x in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    order, start, subsets = np.random.permutation(n), 0, []
+    for k in lengths:
+        subsets.append([dataset[int(i)] for i in order[start:start + k]])
+        start += k
+    return subsets
+
+
+# ------------------------------------------------------------------------ reference and mutants
+@pytest.mark.parametrize("name", FAMILY_CHECKS)
+def test_check_passes_on_the_reference(name):
+    with trusting(FUNCTIONS):
+        assert run(CHECKS[name]) is None
+
+
+@pytest.mark.parametrize("mutant", data_mutants.MUTANTS, ids=[m.name for m in data_mutants.MUTANTS])
+def test_mutant_is_caught_and_named(mutant):
+    with trusting([*FUNCTIONS, mutant.cls]):
+        verdict = audit_mutant(mutant)
+    assert verdict.caught_by, f"no check catches {mutant.name}"
+    assert verdict.diagnosed is not False, "\n---\n".join(verdict.messages)
+
+
+# ------------------------------------------------------------------------ student implementations
+def test_correct_student_classes_pass():
+    check.tensor_dataset(StudentTensorDataset)
+    check.tensor_dataset_arrays(StudentTensorDataset)
+    for name in ("dataloader_batches", "dataloader_drop_last", "dataloader_shuffle"):
+        getattr(check, name)(StudentDataLoader)
+    check.random_split_partition(student_random_split)
+    check.random_split_fractions(student_random_split)
+
+
+def failure(name: str, *classes) -> str:
+    with pytest.raises(CheckFailure) as info:
+        getattr(check, name)(*classes)
+    message = str(info.value)
+    assert "could not be graded" not in message and "Traceback" not in message
+    return message
+
+
+class RaisesInIter(StudentDataLoader):
+    def __iter__(self):
+        raise ValueError("no batches today")
+
+
+class YieldsNone(StudentDataLoader):
+    def __iter__(self):
+        for _ in range(len(self)):
+            yield None
+
+
+class NeverStops(StudentDataLoader):
+    def __iter__(self):
+        while True:
+            yield tuple(np.stack(f) for f in zip(self.dataset[0]))
+
+
+class FancyIndexing(StudentDataLoader):
+    """Works for TensorDataset only: indexes the dataset with a whole array."""
+
+    def __iter__(self):
+        for b in range(len(self)):
+            yield self.dataset[np.arange(b * self.batch_size,
+                                         min((b + 1) * self.batch_size, len(self.dataset)))]
+
+
+class ShufflesLabelsSeparately(StudentDataLoader):
+    def __iter__(self):
+        for x, y in super().__iter__():
+            yield x, np.random.permutation(y) if len(y) > 1 else y
+
+
+class ListItems(StudentTensorDataset):
+    def __getitem__(self, i):
+        return [a[i] for a in self.arrays]
+
+
+@pytest.mark.parametrize("name, cls, expected", [
+    ("dataloader_batches", RaisesInIter, "raised ValueError: no batches today"),
+    ("dataloader_batches", YieldsNone, "should be a tuple (inputs, targets)"),
+    ("dataloader_batches", NeverStops, "Does __iter__ stop"),
+    ("dataloader_batches", FancyIndexing, "a Dataset is read one sample at a time"),
+    ("dataloader_shuffle", ShufflesLabelsSeparately, "do not belong together"),
+    ("tensor_dataset", ListItems, "should be a tuple of 2 entries"),
+], ids=["raises", "none", "endless-generator", "fancy-indexing", "labels-shuffled", "list-item"])
+def test_broken_student_classes_get_clean_messages(name, cls, expected):
+    assert expected in failure(name, cls)
+
+
+def test_a_split_returning_index_arrays_is_explained():
+    def split_indices(dataset, lengths):
+        order = np.random.permutation(len(dataset))
+        return [order[:lengths[0]], order[lengths[0]:]]
+    assert "should return a list of 3 datasets" in failure("random_split_partition", split_indices)
+
+
+def test_an_endless_len_is_stopped(monkeypatch):
+    class EndlessLen(StudentDataLoader):
+        def __len__(self):
+            while True:
+                pass
+    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
+    assert "did not finish within 0.3 s" in failure("dataloader_batches", EndlessLen)
