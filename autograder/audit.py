@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import autograder.checks  # noqa: F401  (registers every check)
-from autograder.failure import CheckFailure
+from course.testing.failure import CheckFailure
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, catalogue
 from autograder.registry import CHECKS, Check

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from autograder import integrity
-from autograder.failure import CheckFailure
+from course.testing.failure import CheckFailure
 from autograder.sandbox import time_limit
 
 SECONDS_PER_CHECK = 10.0

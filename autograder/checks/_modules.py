@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 import minitorch_ref
-from autograder._trusted import asarray
-from autograder.compare import as_array, expect_close, mismatch
-from autograder.diagnose import Signature, close, scaled
-from autograder.failure import CheckFailure, fail
+from course.testing._trusted import asarray
+from course.testing.compare import as_array, expect_close, mismatch
+from course.testing.diagnose import Signature, close, scaled
+from course.testing.failure import CheckFailure, fail
 from autograder.integrity import check_instance
 from autograder.sandbox import call, construct
 from minitorch_ref.gradcheck import numerical_gradient, rel_error

@@ -16,11 +16,11 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-from autograder._trusted import asarray
+from course.testing._trusted import asarray
 from autograder.checks._modules import expect_forward, expect_input_grad, forward_pair, twins
-from autograder.compare import expect_close
-from autograder.diagnose import Signature, close, finite, when
-from autograder.failure import fail
+from course.testing.compare import expect_close
+from course.testing.diagnose import Signature, close, finite, when
+from course.testing.failure import fail
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import nn as ref

@@ -15,11 +15,11 @@ from typing import Callable
 
 import numpy as np
 
-from autograder._trusted import asarray, isinstance_, ndarray
+from course.testing._trusted import asarray, isinstance_, ndarray
 from autograder.checks.regularization import RUNNING, method, running_stat, set_mode
-from autograder.compare import as_array, expect_close
-from autograder.diagnose import Signature, close, when
-from autograder.failure import CheckFailure, expect, fail
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import Signature, close, when
+from course.testing.failure import CheckFailure, expect, fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call, construct

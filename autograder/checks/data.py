@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from autograder._trusted import asarray
-from autograder.compare import as_array, expect_close
-from autograder.diagnose import close, diagnose, when
-from autograder.failure import expect, fail
+from course.testing._trusted import asarray
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import close, diagnose, when
+from course.testing.failure import expect, fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call

@@ -14,9 +14,9 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.compare import as_array, expect_close
-from autograder.diagnose import Signature, close, finite, scaled, when
-from autograder.failure import expect, fail
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import Signature, close, finite, scaled, when
+from course.testing.failure import expect, fail
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import gradcheck as ref

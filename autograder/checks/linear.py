@@ -7,9 +7,9 @@ from autograder.checks._modules import (
     CASES, Case, expect_accumulation, expect_forward, expect_input_grad, expect_param_grads,
     twins,
 )
-from autograder.compare import as_array
-from autograder.diagnose import close, not_summed, transposed, when
-from autograder.failure import expect
+from course.testing.compare import as_array
+from course.testing.diagnose import close, not_summed, transposed, when
+from course.testing.failure import expect
 from autograder.registry import check
 from minitorch_ref import nn as ref
 

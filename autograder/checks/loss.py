@@ -16,9 +16,9 @@ from typing import Callable, Iterator
 import numpy as np
 from scipy import special
 
-from autograder.compare import as_array, expect_close, mismatch
-from autograder.diagnose import Signature, close, finite, not_finite, scaled, sign_flipped, when
-from autograder.failure import CheckFailure, fail
+from course.testing.compare import as_array, expect_close, mismatch
+from course.testing.diagnose import Signature, close, finite, not_finite, scaled, sign_flipped, when
+from course.testing.failure import CheckFailure, fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call, construct

@@ -21,9 +21,9 @@ from typing import Callable
 import numpy as np
 
 from autograder.checks.optim import Twins, param_groups
-from autograder.compare import as_array
-from autograder.diagnose import Signature, close, diagnose, when
-from autograder.failure import fail
+from course.testing.compare import as_array
+from course.testing.diagnose import Signature, close, diagnose, when
+from course.testing.failure import fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call

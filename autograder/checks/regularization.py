@@ -17,9 +17,9 @@ import minitorch_ref
 from autograder.checks._modules import (
     Case, batch_signatures, copy_parameter, expect_input_grad, forward_pair, twins,
 )
-from autograder.compare import as_array, expect_close
-from autograder.diagnose import Signature, close, not_finite, not_summed, when
-from autograder.failure import expect, fail
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import Signature, close, not_finite, not_summed, when
+from course.testing.failure import expect, fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call, construct

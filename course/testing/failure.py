@@ -1,7 +1,7 @@
 """CheckFailure: the one exception a check raises, with a message a student can act on."""
 from __future__ import annotations
 
-from autograder._trusted import AssertionError_
+from course.testing._trusted import AssertionError_
 
 
 class CheckFailure(AssertionError_):

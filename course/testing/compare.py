@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._trusted import asarray, floating, issubdtype, ndarray
-from autograder.diagnose import ATOL, RTOL, Signature, close, diagnose, finite
-from autograder.failure import fail
+from course.testing._trusted import asarray, floating, issubdtype, ndarray
+from course.testing.diagnose import ATOL, RTOL, Signature, close, diagnose, finite
+from course.testing.failure import fail
 
 SAMPLE = 3  # how many expected values a message may show
 

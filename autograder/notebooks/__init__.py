@@ -1,0 +1,14 @@
+"""Instructor tools for the course notebooks (never shipped to students).
+
+``python -m autograder.notebooks sync``     fill the read-only "provided" cells of later
+                                            units from the solution cells of earlier ones,
+                                            and strip outputs from ``source/``;
+``python -m autograder.notebooks release``  sync, then ``nbgrader generate_assignment``
+                                            for every unit into ``release/``, normalised so
+                                            that regenerating is byte-stable;
+``python -m autograder.notebooks lint``     the static rules every source and release
+                                            notebook must follow.
+
+Modules: ``units`` (where the notebooks are, reading and writing them), ``sync``,
+``release`` and ``lint``.
+"""

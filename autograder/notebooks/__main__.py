@@ -1,0 +1,41 @@
+"""``python -m autograder.notebooks {sync,release,lint}``: see the package docstring."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder.notebooks.units import ROOT
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.notebooks", description=__doc__)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the course directory")
+    commands = parser.add_subparsers(dest="command", required=True)
+    sync_parser = commands.add_parser("sync", help="fill provided cells, strip outputs in source/")
+    sync_parser.add_argument("--check", action="store_true",
+                             help="write nothing; exit 1 if anything is out of sync")
+    release_parser = commands.add_parser("release", help="sync, then generate release/ with nbgrader")
+    release_parser.add_argument("units", nargs="*", help="unit names (default: all)")
+    commands.add_parser("lint", help="check the rules of every source and release notebook")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+
+    if args.command == "sync":
+        from autograder.notebooks.sync import sync
+        report = sync(root, check=args.check)
+        print("\n".join(report) or "source/ is in sync.")
+        return 1 if args.check and report else 0
+    if args.command == "release":
+        from autograder.notebooks.release import release
+        for unit in release(root, args.units):
+            print(f"released {unit.release.relative_to(root)}")
+        return 0
+    from autograder.notebooks.lint import lint
+    problems = lint(root)
+    print("\n".join(problems) or "All notebooks follow the rules.")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The static rules of the course notebooks; each problem is one readable line.
+
+Source notebooks: canonical form (no outputs), unique cell ids, nbgrader metadata
+that autogrades (solution cells with markers, locked grade cells with points,
+a round total), hidden test cells that are only ``from autograder import check``
+and one registered ``check.<name>(...)`` call, no other code mentioning the
+reference or the autograder, and a chapter's frame (a "# Unit N" title,
+learning objectives, a recap).
+
+Release notebooks: the source's cells in the same order, with no solution code,
+no hidden tests, no mention of ``minitorch_ref``/``autograder`` in code, and a
+``raise NotImplementedError()`` for every solution region.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from autograder.notebooks.units import (
+    ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise, points,
+    read, units,
+)
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+FORBIDDEN = re.compile(r"\b(minitorch_ref|autograder)\b")
+HIDDEN_IMPORT = "from autograder import check"
+HIDDEN_CALL = re.compile(r"^check\.(?P<name>\w+)\(.*\)$")
+STUB = "raise NotImplementedError()"
+POINTS_MULTIPLE = 10
+# A solution line this long that appears nowhere else in the source is "solution code".
+DISTINCTIVE = 12
+
+
+def regions(source: str, begin: str, end: str) -> tuple[list[list[str]], list[str], bool]:
+    """The lines inside each ``begin``/``end`` block, the lines outside, and whether balanced."""
+    inside: list[list[str]] = []
+    outside: list[str] = []
+    current = None
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == begin:
+            if current is not None:
+                return inside, outside, False
+            current = []
+        elif marker == end:
+            if current is None:
+                return inside, outside, False
+            inside.append(current)
+            current = None
+        elif current is not None:
+            current.append(line)
+        else:
+            outside.append(line)
+    return inside, outside, current is None
+
+
+def code_lines(lines: list[str]) -> list[str]:
+    """Lines that are neither blank nor comments."""
+    return [line for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+# ------------------------------------------------------------------------ source
+def _frame_problems(nb: NotebookNode) -> list[str]:
+    problems = []
+    first = nb.cells[0] if nb.cells else None
+    if first is None or first.cell_type != "markdown" or not first.source.startswith("# Unit "):
+        problems.append("the first cell must be a markdown title '# Unit N: ...'")
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for heading in ("Learning objectives", "Recap"):
+        if not re.search(rf"^#+ .*{heading}", text, re.MULTILINE):
+            problems.append(f"no markdown heading containing '{heading}'")
+    return problems
+
+
+def _hidden_cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> list[str]:
+    blocks, outside, balanced = regions(cell.source, BEGIN_HIDDEN, END_HIDDEN)
+    if not balanced:
+        return [f"{where}: unbalanced {BEGIN_HIDDEN}/{END_HIDDEN}"]
+    if not is_grade(cell):
+        return [f"{where}: hidden tests outside a grade cell are never scored"]
+    problems = []
+    if len(blocks) != 1 or code_lines(outside):
+        problems.append(f"{where}: a hidden test cell holds one hidden block and, outside it, "
+                        "only comments")
+    for block in blocks:
+        lines = [line.strip() for line in block if line.strip()]
+        call = HIDDEN_CALL.match(lines[1]) if len(lines) == 2 else None
+        if len(lines) != 2 or lines[0] != HIDDEN_IMPORT or call is None:
+            problems.append(f"{where}: the hidden block must be exactly '{HIDDEN_IMPORT}' and "
+                            "one 'check.<name>(<StudentClass>)' line")
+        elif call.group("name") not in checks:
+            problems.append(f"{where}: check.{call.group('name')} is not a registered check")
+    return problems
+
+
+def _cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> list[str]:
+    meta, problems = nbgrader(cell), []
+    if meta and meta.get("schema_version") != 3:
+        problems.append(f"{where}: nbgrader metadata needs schema_version 3")
+    if is_solution(cell):
+        inside, _, balanced = regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)
+        if not balanced or not inside:
+            problems.append(f"{where}: a solution cell needs balanced {BEGIN_SOLUTION}/{END_SOLUTION}")
+        if is_grade(cell) or is_locked(cell):
+            problems.append(f"{where}: solution cells are neither graded nor locked here")
+    if is_grade(cell):
+        if cell.cell_type != "code" or not is_locked(cell) or not meta.get("points", 0) > 0:
+            problems.append(f"{where}: a grade cell is a locked code cell with points > 0")
+    if BEGIN_HIDDEN in cell.source or END_HIDDEN in cell.source:
+        problems.extend(_hidden_cell_problems(where, cell, checks))
+    elif cell.cell_type == "code" and FORBIDDEN.search(cell.source):
+        problems.append(f"{where}: code outside a hidden test block mentions "
+                        f"'{FORBIDDEN.search(cell.source).group(1)}'")
+    mt = minitorch(cell)
+    if "provided_from" in mt and ("provides" in mt or not is_locked(cell) or is_solution(cell)):
+        problems.append(f"{where}: a provided cell is locked, not a solution, and provides nothing")
+    if "provides" in mt and not (is_solution(cell) or is_locked(cell)):
+        problems.append(f"{where}: a providing cell is a solution cell or a locked cell")
+    return problems
+
+
+def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
+    """Everything wrong with a unit's source notebook (empty if nothing)."""
+    if checks is None:
+        from autograder import check
+        checks = set(dir(check))
+    nb = read(unit.source)
+    problems = [f"{unit}: {p}" for p in _frame_problems(nb)]
+    if dumps(normalise(copy.deepcopy(nb))) != unit.source.read_text(encoding="utf-8"):
+        problems.append(f"{unit}: not in canonical form (outputs or volatile metadata): "
+                        "run python -m autograder.notebooks sync")
+    ids = [cell.get("id") for cell in nb.cells]
+    if None in ids or len(set(ids)) != len(ids):
+        problems.append(f"{unit}: every cell needs a unique id")
+    grade_ids = [nbgrader(c)["grade_id"] for c in nb.cells if nbgrader(c).get("grade_id")]
+    if len(set(grade_ids)) != len(grade_ids):
+        problems.append(f"{unit}: nbgrader grade_ids must be unique")
+    for position, cell in enumerate(nb.cells):
+        where = f"{unit} cell {position} ({cell.get('id')})"
+        problems.extend(_cell_problems(where, cell, checks))
+    total = points(nb)
+    if total <= 0 or total % POINTS_MULTIPLE:
+        problems.append(f"{unit}: total points {total:g} is not a positive multiple of {POINTS_MULTIPLE}")
+    return problems
+
+
+# ------------------------------------------------------------------------ release
+def _solution_lines(nb: NotebookNode) -> set[str]:
+    """Distinctive stripped lines of the solution regions (found nowhere else in the notebook)."""
+    inside, elsewhere = set(), set()
+    for cell in nb.cells:
+        blocks, outside, _ = regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)
+        inside.update(line.strip() for block in blocks for line in code_lines(block))
+        elsewhere.update(line.strip() for line in outside)
+    return {line for line in inside - elsewhere if len(line) >= DISTINCTIVE}
+
+
+def release_problems(unit: Unit) -> list[str]:
+    """Everything wrong with a unit's release notebook, given its source (empty if nothing)."""
+    if not unit.release.exists():
+        return [f"{unit}: {unit.release} is missing: run python -m autograder.notebooks release"]
+    source, nb = read(unit.source), read(unit.release)
+    if [(c.get("id"), c.cell_type) for c in source.cells] != [(c.get("id"), c.cell_type) for c in nb.cells]:
+        return [f"{unit}: the release cells differ from the source cells (ids or types)"]
+    problems = []
+    leaked = _solution_lines(source)
+    for position, (src, cell) in enumerate(zip(source.cells, nb.cells)):
+        where = f"release {unit} cell {position} ({cell.get('id')})"
+        if any(m in cell.source for m in (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN)):
+            problems.append(f"{where}: contains a solution or hidden-test marker")
+        if cell.cell_type == "code" and FORBIDDEN.search(cell.source):
+            problems.append(f"{where}: mentions '{FORBIDDEN.search(cell.source).group(1)}'")
+        found = sorted(line for line in leaked if line in {s.strip() for s in cell.source.splitlines()})
+        if found:
+            problems.append(f"{where}: contains solution code: {found[0]!r}")
+        if is_solution(src):
+            expected = len(regions(src.source, BEGIN_SOLUTION, END_SOLUTION)[0])
+            if cell.source.count(STUB) < expected:
+                problems.append(f"{where}: {expected} solution region(s) but fewer '{STUB}' stubs")
+        if BEGIN_HIDDEN in src.source and code_lines(cell.source.splitlines()):
+            problems.append(f"{where}: a hidden test cell still holds code in the release")
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
+            problems.append(f"{where}: has outputs")
+    return problems
+
+
+def lint(root: Path = ROOT) -> list[str]:
+    """Source and release problems of every unit under ``root``."""
+    from autograder import check
+    checks = set(dir(check))
+    return [p for unit in units(root) for p in source_problems(unit, checks) + release_problems(unit)]
