@@ -1,0 +1,188 @@
+"""The Playground in a real browser: JupyterLab in headless Chromium, driven by playwright.
+
+Skips (printing why) without /usr/bin/chromium or playwright, except under CI=true,
+where that is a failure. Set COURSE_UPDATE_SCREENSHOTS=1 to copy the screenshot
+to docs/img/ for the README.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = Path(__file__).parent / "notebooks" / "playground_demo.ipynb"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _require_browser() -> None:
+    reason = None
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is missing (apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "the playwright package is missing (pip install -e '.[dev]')"
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"browser test cannot run under CI: {reason}")
+    if reason:
+        print(f"SKIP browser test: {reason}")
+        pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _isolated_env(tmp: Path) -> dict[str, str]:
+    """Jupyter and matplotlib state in ``tmp`` (lab extensions still come from the venv's share/)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    for var in ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
+        env[var] = str(tmp / var.lower())
+    # No "fetch the news?" toast over the notebook.
+    settings = tmp / "jupyter_config_dir/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    return env
+
+
+def _wait_until_up(url: str, server: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"jupyter-lab exited with code {server.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"jupyter-lab did not answer at {url} within {timeout} s")
+
+
+@pytest.fixture
+def jupyterlab(tmp_path: Path):
+    """A JupyterLab server on 127.0.0.1 serving a copy of the demo notebook; yields its base URL and token."""
+    _require_browser()
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(NOTEBOOK, work)
+    port, token = _free_port(), secrets.token_hex(16)
+    command = [str(Path(sys.executable).with_name("jupyter-lab")), "--allow-root", "--no-browser",
+               "--ip", "127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+               f"--ServerApp.token={token}", f"--ServerApp.root_dir={work}",
+               "--LabApp.expose_app_in_browser=True"]
+    with open(tmp_path / "jupyterlab.log", "wb") as log:
+        server = subprocess.Popen(command, env=_isolated_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_until_up(f"{base}/api/status?token={token}", server)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+KERNEL_IDLE = """() => {
+  const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = widget && widget.sessionContext && widget.sessionContext.session
+                 && widget.sessionContext.session.kernel;
+  return !!kernel && kernel.status === 'idle';
+}"""
+
+
+def _status(page) -> str:
+    return page.locator(".widget-html-content").last.inner_text()
+
+
+def _epoch(page) -> int:
+    words = _status(page).split()
+    return int(words[1]) if words[:1] == ["epoch"] else -1
+
+
+def _button(page, name: str):
+    return page.locator(".jp-OutputArea button.widget-button", has_text=re.compile(rf"^\s*{name}\s*$"))
+
+
+def _pictures(page) -> list[bytes]:
+    """Screenshots of the boundary, curves and layers images, compared by their pixels."""
+    images = page.locator(".jupyter-widgets img")
+    return [images.nth(i).screenshot() for i in range(images.count())]
+
+
+def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    base, token = jupyterlab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 950})
+            page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
+            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_selector(".jupyter-widgets img", timeout=60_000)
+            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+
+            assert page.locator(".widget-slider").count() >= 6, "sliders did not render"
+            assert page.locator(".widget-dropdown select").count() >= 3, "dropdowns did not render"
+            for name in ("Play", "Step", "Reset"):
+                assert _button(page, name).count() == 1, f"no {name} button"
+            assert page.locator(".jupyter-widgets img").count() == 3
+            assert _epoch(page) == 20, _status(page)
+
+            before = _pictures(page)
+            _button(page, "Step").click()
+            page.wait_for_function("() => document.body.innerText.includes('epoch 21 ')", timeout=20_000)
+            page.wait_for_timeout(500)  # the images arrive with the status
+            after = _pictures(page)
+            assert after[0] != before[0], "the decision boundary picture did not change after Step"
+            assert after[1] != before[1], "the loss curves did not change after Step"
+
+            _button(page, "Play").click()
+            page.wait_for_function("() => /epoch (2[3-9]|[3-9]\\d|\\d{3}) /.test(document.body.innerText)",
+                                   timeout=30_000)
+            _button(page, "Pause").click()
+            _button(page, "Play").wait_for(timeout=20_000)
+            page.wait_for_timeout(1000)  # the epoch under way when Pause arrived finishes
+            paused_at = _epoch(page)
+            page.wait_for_timeout(1500)
+            assert _epoch(page) == paused_at > 21, "training went on after Pause"
+
+            shot = tmp_path / "playground.png"
+            page.locator(".jp-OutputArea-output").last.screenshot(path=str(shot))
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 20_000
+    if os.environ.get("COURSE_UPDATE_SCREENSHOTS") == "1":
+        (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, ROOT / "docs" / "img" / "playground.png")
+
+
+def test_a_missing_browser_skips_locally_and_fails_under_ci(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no-chromium is missing"):
+        _require_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="browser test cannot run under CI"):
+        _require_browser()
