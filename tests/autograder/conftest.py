@@ -1,9 +1,10 @@
-"""Collect the mutation audit's verdicts and print its table at the end of the run."""
+"""Collect the mutation audit's verdicts and print its table at the end of the run; give
+tests a short time limit for students' endless loops."""
 from __future__ import annotations
 
 import pytest
 
-from autograder import audit
+from autograder import audit, registry
 
 _VERDICTS: list[audit.Verdict] = []
 
@@ -11,6 +12,13 @@ _VERDICTS: list[audit.Verdict] = []
 @pytest.fixture
 def audit_verdicts() -> list[audit.Verdict]:
     return _VERDICTS
+
+
+@pytest.fixture
+def timed_out(monkeypatch) -> str:
+    """Stop a student's code after 0.3 s; what the check then says."""
+    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
+    return "did not finish within 0.3 s"
 
 
 def pytest_terminal_summary(terminalreporter):

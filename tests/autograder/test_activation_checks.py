@@ -1,19 +1,17 @@
-"""The activation family's checks (ReLU ... Flatten): they pass the reference, catch and
-name every mutant, and grade hand-written student classes with clean messages."""
+"""The activation family's checks (ReLU ... Flatten): the family has its checks and mutants
+(test_mutation_audit runs them on the reference and every mutant), and they grade
+hand-written student classes with clean messages."""
 from __future__ import annotations
-
-import itertools
-import linecache
-import time
 
 import pytest
 
-from autograder import audit, check, registry
-from autograder.failure import CheckFailure
+from autograder import registry
 from autograder.mutants.activation import MUTANTS
+from students import (ENDLESS_FORWARD, STUB_BACKWARD, assert_mutants_cover, assert_says,
+                      assert_shows_no_check_code, family, family_tests, grade, notebook_class,
+                      reference_subclass, student_with)
 
-FAMILY = sorted(name for name, c in registry.CHECKS.items()
-                if c.run.__module__ == "autograder.checks.activation")
+FAMILY = family("activation")
 
 # A student's notebook: standalone classes, written the way the course teaches them.
 STUDENT = '''
@@ -134,134 +132,66 @@ class Flatten:
 '''
 
 
-_CELLS = itertools.count(1)
-
-
-def notebook(source: str, **names) -> dict:
-    """Run ``source`` as a notebook cell would (its own globals, its lines in linecache,
-    as IPython keeps them); return its namespace."""
-    filename = f"<ipython-input-{next(_CELLS)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"__name__": "__main__", **names}
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace
-
-
-def grade(name: str, cls: type) -> str | None:
-    """The failure message of check ``name`` on ``cls``, or None if it passes."""
-    try:
-        getattr(check, name)(cls)
-    except CheckFailure as failure:
-        return str(failure)
-    return None
-
-
-def student_with(name: str, methods: str) -> type:
-    """The correct student's class ``name`` with some methods replaced by ``methods``."""
-    body = "\n".join("    " + line for line in methods.strip("\n").splitlines())
-    return notebook(STUDENT + f"\n\nclass {name}({name}):\n{body}\n")[name]
-
-
-# --------------------------------------------------------------------------- audit
+# --------------------------------------------------------------------------- the family
 def test_family_has_the_expected_checks():
     assert len(FAMILY) >= 20
     for prefix in ("relu", "leaky_relu", "sigmoid", "tanh", "gelu", "softmax", "log_softmax",
                    "identity", "flatten"):
         assert f"{prefix}_forward" in FAMILY and f"{prefix}_backward" in FAMILY
     assert {"relu_backward_at_zero", "leaky_relu_backward_at_zero"} <= set(FAMILY)
-
-
-@pytest.mark.parametrize("name", FAMILY)
-def test_check_passes_on_the_reference(name):
-    assert audit.run(registry.CHECKS[name]) is None
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_caught_and_diagnosed(mutant):
-    verdict = audit.audit_mutant(mutant)
-    assert verdict.caught_by, f"no check catches {mutant.name} ({mutant.bug})"
-    assert verdict.diagnosed, f"{mutant.name}: no message names '{mutant.diagnosis}':\n" + \
-        "\n---\n".join(verdict.messages)
+    assert all(len(registry.CHECKS[name].targets) == 1 for name in FAMILY)
 
 
 def test_at_least_ten_mutants_over_every_class():
-    assert len(MUTANTS) >= 10
-    assert {m.target for m in MUTANTS} == {"ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU",
-                                           "Softmax", "LogSoftmax", "Identity", "Flatten"}
+    assert_mutants_cover(MUTANTS, ("ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax",
+                                   "LogSoftmax", "Identity", "Flatten"), at_least=10)
 
 
-def test_the_family_runs_fast():
-    start = time.perf_counter()
-    for name in FAMILY:
-        audit.run(registry.CHECKS[name])
-    assert time.perf_counter() - start < 2.0
+test_the_family_runs_fast, test_a_correct_student_passes = family_tests(FAMILY, STUDENT,
+                                                                       seconds=2.0)
 
 
 # --------------------------------------------------------------------------- students
-@pytest.mark.parametrize("name", FAMILY)
-def test_a_correct_student_passes(name):
-    target, = registry.CHECKS[name].targets
-    assert grade(name, notebook(STUDENT)[target]) is None
-
-
-def test_backward_that_raises_names_the_students_line():
-    relu = student_with("ReLU", '''
+# A student's class with some methods replaced, the check that fails on it and what it says.
+BROKEN = [
+    pytest.param("relu_backward", "ReLU", '''
 def forward(self, x):
     return np.maximum(x, 0)
-''')
-    message = grade("relu_backward", relu)
-    assert "ReLU.backward raised AttributeError" in message
-    assert "your backward(): return grad_output * self.mask" in message
-
-
-def test_backward_that_returns_none():
-    sigmoid = student_with("Sigmoid", '''
+''', ["ReLU.backward raised AttributeError", "your backward(): return grad_output * self.mask"],
+                 id="backward_that_raises_names_the_students_line"),
+    pytest.param("sigmoid_backward", "Sigmoid", '''
 def backward(self, grad_output):
     grad_output * self.y * (1 - self.y)
-''')
-    assert "is None. Did you forget a `return`" in grade("sigmoid_backward", sigmoid)
-
-
-def test_backward_with_the_wrong_shape():
-    softmax = student_with("Softmax", '''
+''', ["is None. Did you forget a `return`"], id="backward_that_returns_none"),
+    pytest.param("softmax_backward", "Softmax", '''
 def backward(self, grad_output):
     return self.y * (grad_output - (grad_output * self.y).sum(axis=self.dim))
-''')
-    message = grade("softmax_backward", softmax)
-    assert "Softmax.backward raised ValueError" in message and "your backward()" in message
-
-
-def test_backward_that_returns_a_reduced_array():
-    flatten = student_with("Flatten", '''
+''', ["Softmax.backward raised ValueError", "your backward()"],
+                 id="backward_with_the_wrong_shape"),
+    pytest.param("flatten_backward", "Flatten", '''
 def backward(self, grad_output):
     return grad_output.sum(axis=0)
-''')
-    assert "shape: got (60,), expected (2, 3, 4, 5)" in grade("flatten_backward", flatten)
+''', ["shape: got (60,), expected (2, 3, 4, 5)"], id="backward_that_returns_a_reduced_array"),
+    pytest.param("gelu_backward", "GELU", STUB_BACKWARD, ["GELU.backward is not implemented yet"],
+                 id="a_stub_is_reported_as_not_implemented"),
+]
 
 
-def test_an_endless_forward_is_stopped(monkeypatch):
-    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
-    tanh = student_with("Tanh", '''
-def forward(self, x):
-    while True:
-        pass
-''')
-    assert "did not finish within 0.3 s" in grade("tanh_forward", tanh)
+@pytest.mark.parametrize("name, target, methods, phrases", BROKEN)
+def test_a_broken_student_is_told_what_is_wrong(name, target, methods, phrases):
+    assert_says(grade(name, student_with(target, methods, STUDENT)), *phrases)
 
 
-def test_a_stub_is_reported_as_not_implemented():
-    gelu = student_with("GELU", '''
-def backward(self, grad_output):
-    raise NotImplementedError
-''')
-    assert "GELU.backward is not implemented yet" in grade("gelu_backward", gelu)
+def test_an_endless_forward_is_stopped(timed_out):
+    tanh = student_with("Tanh", ENDLESS_FORWARD, STUDENT)
+    assert timed_out in grade("tanh_forward", tanh)
 
 
 def test_a_flatten_without_start_dim_fails_only_that_check():
     flatten = student_with("Flatten", '''
 def __init__(self):
     self.start_dim, self.end_dim = 1, -1
-''')
+''', STUDENT)
     assert grade("flatten_forward", flatten) is None
     assert "Flatten(start_dim=2) raised TypeError" in grade("flatten_start_end_dim", flatten)
 
@@ -273,7 +203,7 @@ def forward(self, x):
         self.x = x
         return 0.5 * x * (1 + erf(x / np.sqrt(2)))
     return super().forward(x)
-''')
+''', STUDENT)
     assert grade("gelu_forward", gelu) is None
     message = grade("gelu_float32", gelu)
     assert "returned dtype float64 for a float32 input" in message and "np.sqrt(2)" in message
@@ -285,24 +215,19 @@ def forward(self, x):
     e = np.exp(x)
     self.y = e / e.sum(axis=self.dim, keepdims=True)
     return self.y
-''')
+''', STUDENT)
     with pytest.warns(RuntimeWarning):
         message = grade("softmax_forward", softmax)
     assert "entries up to +-1000" in message and "Subtract the maximum" in message
 
 
 def test_reusing_the_reference_scores_zero():
-    from minitorch_ref import nn
-
-    class ReLU(nn.ReLU):
-        pass
-
-    assert "scores zero" in grade("relu_forward", ReLU)
+    assert "scores zero" in grade("relu_forward", reference_subclass("ReLU"))
 
 
 @pytest.mark.parametrize("name", ["relu_backward", "softmax_backward", "flatten_forward"])
 def test_messages_show_no_check_code(name):
-    broken = notebook(STUDENT + '''
+    broken = notebook_class(STUDENT + '''
 class Broken:
     def __init__(self, *args, **kwargs):
         pass
@@ -310,7 +235,5 @@ class Broken:
         return x[::-1]
     def backward(self, grad_output):
         return grad_output[::-1]
-''')["Broken"]
-    message = grade(name, broken)
-    assert message and "Traceback" not in message and "def " not in message
-    assert "autograder" not in message and "minitorch_ref" not in message
+''', "Broken")
+    assert_shows_no_check_code(grade(name, broken))

@@ -1,44 +1,24 @@
-"""The container family's checks (Sequential and the Module interface through it): they pass
-the reference, catch and name every mutant, grade only Sequential (never the layers in it),
-and grade hand-written student classes with clean messages."""
+"""The container family's checks (Sequential and the Module interface through it): the family
+has its checks (test_mutation_audit runs them on the reference and every mutant), grades only
+Sequential (never the layers in it), and grades hand-written student classes with clean
+messages."""
 from __future__ import annotations
-
-import time
 
 import pytest
 
 from autograder import audit, registry
 from autograder.mutants import catalogue
-from autograder.mutants.container import MUTANTS
-from test_regularization_checks import STUDENT as MODULES, grade, notebook, student_with
+from students import (ENDLESS_FORWARD, LINEAR_CLASS, MODULES, assert_shows_no_check_code, family,
+                      family_tests, grade_student, notebook, reference_subclass, student_with)
 
-FAMILY = sorted(name for name, c in registry.CHECKS.items()
-                if c.run.__module__ == "autograder.checks.container")
+FAMILY = family("container")
 
-# The student's Module, Dropout and BatchNorm1d, plus the layers and the container.
-STUDENT = MODULES + '''
+# The student's Module, Dropout and BatchNorm1d, their Linear made a Module (its
+# super().__init__() then reaches Module's), ReLU and the container.
+STUDENT = MODULES + LINEAR_CLASS + '''
 
-class Linear(Module):
-    def __init__(self, in_features, out_features, bias=True):
-        super().__init__()
-        self.in_features, self.out_features = in_features, out_features
-        bound = 1 / np.sqrt(in_features)
-        self.weight = Parameter(np.random.uniform(-bound, bound, (in_features, out_features)))
-        self.bias = Parameter(np.random.uniform(-bound, bound, out_features)) if bias else None
-
-    def forward(self, x):
-        self.x = x
-        y = x @ self.weight.data
-        return y + self.bias.data if self.bias is not None else y
-
-    def backward(self, grad_output):
-        self.weight.grad += self.x.T @ grad_output
-        if self.bias is not None:
-            self.bias.grad += grad_output.sum(axis=0)
-        return grad_output @ self.weight.data.T
-
-    def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}"
+class Linear(Linear, Module):
+    pass
 
 
 class ReLU(Module):
@@ -70,21 +50,16 @@ class Sequential(Module):
 '''
 
 
-def student() -> dict:
-    return notebook(STUDENT)
-
-
 def grade_with(name: str, **replaced: type) -> str | None:
     """Check ``name`` on the correct student's classes, some of them ``replaced``."""
-    classes = {**student(), **replaced}
-    return grade(name, *(classes[target] for target in registry.CHECKS[name].targets))
+    return grade_student(name, notebook(STUDENT), **replaced)
 
 
 def sequential_with(methods: str) -> type:
     return student_with("Sequential", methods, STUDENT)
 
 
-# --------------------------------------------------------------------------- audit
+# --------------------------------------------------------------------------- the family
 def test_family_has_the_expected_checks():
     assert set(FAMILY) == {
         "sequential_forward", "sequential_backward", "sequential_parameters",
@@ -93,19 +68,6 @@ def test_family_has_the_expected_checks():
         "sequential_state_dict_buffers", "sequential_repr",
     }
     assert all(registry.CHECKS[name].targets[0] == "Sequential" for name in FAMILY)
-
-
-@pytest.mark.parametrize("name", FAMILY)
-def test_check_passes_on_the_reference(name):
-    assert audit.run(registry.CHECKS[name]) is None
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_caught_and_diagnosed(mutant):
-    verdict = audit.audit_mutant(mutant)
-    assert verdict.caught_by, f"no check catches {mutant.name} ({mutant.bug})"
-    assert verdict.diagnosed is not False, f"{mutant.name}: no message names " \
-        f"'{mutant.diagnosis}':\n" + "\n---\n".join(verdict.messages)
 
 
 LAYER_MUTANTS = [m for m in catalogue() if m.target in ("Linear", "ReLU", "Dropout", "BatchNorm1d")]
@@ -121,19 +83,11 @@ def test_a_buggy_layer_is_not_blamed_on_sequential(mutant):
             assert message is None or f"fix {mutant.target} first" in message, name
 
 
-def test_the_family_runs_fast():
-    start = time.perf_counter()
-    for name in FAMILY:
-        audit.run(registry.CHECKS[name])
-    assert time.perf_counter() - start < 1.0
+test_the_family_runs_fast, test_a_correct_student_passes = family_tests(FAMILY, STUDENT,
+                                                                       seconds=1.0)
 
 
 # --------------------------------------------------------------------------- students
-@pytest.mark.parametrize("name", FAMILY)
-def test_a_correct_student_passes(name):
-    assert grade_with(name) is None
-
-
 def test_a_student_linear_bug_does_not_fail_sequential():
     linear = student_with("Linear", '''
 def backward(self, grad_output):
@@ -189,14 +143,9 @@ def forward(self, x):
     assert "never called layer 3 (ReLU)" in message
 
 
-def test_an_endless_forward_is_stopped(monkeypatch):
-    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
-    sequential = sequential_with('''
-def forward(self, x):
-    while True:
-        pass
-''')
-    assert "did not finish within 0.3 s" in grade_with("sequential_forward", Sequential=sequential)
+def test_an_endless_forward_is_stopped(timed_out):
+    sequential = sequential_with(ENDLESS_FORWARD)
+    assert timed_out in grade_with("sequential_forward", Sequential=sequential)
 
 
 def test_a_model_that_copies_its_layers():
@@ -239,12 +188,8 @@ def state_dict(self):
 
 
 def test_reusing_the_reference_scores_zero():
-    from minitorch_ref import nn
-
-    class Sequential(nn.Sequential):
-        pass
-
-    assert "scores zero" in grade_with("sequential_forward", Sequential=Sequential)
+    sequential = reference_subclass("Sequential")
+    assert "scores zero" in grade_with("sequential_forward", Sequential=sequential)
 
 
 @pytest.mark.parametrize("name", FAMILY)
@@ -264,5 +209,4 @@ def __repr__(self):
                 "sequential_repr"):
         assert message is not None
     if message is not None:
-        assert "Traceback" not in message and "def " not in message
-        assert "autograder" not in message and "minitorch_ref" not in message
+        assert_shows_no_check_code(message)

@@ -10,44 +10,11 @@ import numpy.testing
 import pytest
 
 from autograder import check, integrity, registry
-from autograder.compare import as_array, expect_close
-from autograder.diagnose import close, diagnose, not_summed, scaled, transposed
-from autograder.failure import CheckFailure
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import close, diagnose, not_summed, scaled, transposed
+from course.testing.failure import CheckFailure
 from autograder.sandbox import call
-
-STUDENT_LINEAR = '''
-import numpy as np
-
-class Parameter:
-    def __init__(self, data):
-        self.data = data
-        self.grad = np.zeros_like(data)
-
-class Linear:
-    def __init__(self, in_features, out_features, bias=True):
-        bound = 1 / np.sqrt(in_features)
-        self.weight = Parameter(np.random.uniform(-bound, bound, (in_features, out_features)))
-        self.bias = Parameter(np.random.uniform(-bound, bound, out_features)) if bias else None
-
-    def forward(self, x):
-        self.x = x
-        y = x @ self.weight.data
-        return y + self.bias.data if self.bias is not None else y
-
-    def backward(self, grad_output):
-        self.weight.grad += self.x.T @ grad_output
-        if self.bias is not None:
-            self.bias.grad += grad_output.sum(axis=0)
-        return grad_output @ self.weight.data.T
-'''
-
-
-def notebook_class(source: str, name: str = "Linear", **names) -> type:
-    """Run ``source`` as a notebook cell would (its own globals) and return class ``name``."""
-    namespace = {"__name__": "__main__", **names}
-    exec(compile(source, "<notebook cell>", "exec"), namespace)
-    return namespace[name]
-
+from students import LINEAR, grade, notebook_class
 
 LINEAR_CHECKS = ("linear_forward", "linear_backward_input", "linear_backward_params",
                  "linear_grad_accumulates", "linear_init")
@@ -112,8 +79,9 @@ def test_call_reports_not_implemented():
 
 
 def test_endless_loop_is_stopped_and_the_next_check_still_runs(monkeypatch):
-    Linear = notebook_class(STUDENT_LINEAR.replace(
-        "        self.x = x\n", "        self.x = x\n        while True:\n            pass\n"))
+    endless = LINEAR.replace("        self.x = x\n",
+                             "        self.x = x\n        while True:\n            pass\n")
+    Linear = notebook_class(endless, "Linear")
     monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.5)
     start = time.perf_counter()
     with pytest.raises(CheckFailure, match="did not finish within 0.5 s"):
@@ -124,7 +92,7 @@ def test_endless_loop_is_stopped_and_the_next_check_still_runs(monkeypatch):
 
 # --------------------------------------------------------------------------- a student's Linear
 def test_a_correct_standalone_student_linear_passes_every_check():
-    Linear = notebook_class(STUDENT_LINEAR)
+    Linear = notebook_class(LINEAR, "Linear")
     for name in LINEAR_CHECKS:
         getattr(check, name)(Linear)
 
@@ -135,20 +103,15 @@ def test_a_correct_standalone_student_linear_passes_every_check():
     ("return grad_output @ self.weight.data.T", "return grad_output", "shape: got (4, 2)"),
 ])
 def test_a_broken_student_linear_gets_a_message_not_a_crash(line, replacement, text):
-    Linear = notebook_class(STUDENT_LINEAR.replace(line, replacement))
-    failures = []
-    for name in LINEAR_CHECKS:
-        try:
-            getattr(check, name)(Linear)
-        except CheckFailure as failure:
-            failures.append(str(failure))
+    Linear = notebook_class(LINEAR.replace(line, replacement), "Linear")
+    failures = [message for name in LINEAR_CHECKS if (message := grade(name, Linear))]
     assert any(text in f for f in failures)
     assert all("Traceback" not in f for f in failures)
 
 
 def test_failure_traceback_shows_no_check_code():
-    Linear = notebook_class(STUDENT_LINEAR.replace("+= self.x.T @ grad_output",
-                                                   "+= grad_output.T @ self.x"))
+    Linear = notebook_class(LINEAR.replace("+= self.x.T @ grad_output",
+                                           "+= grad_output.T @ self.x"), "Linear")
     with pytest.raises(CheckFailure) as info:
         check.linear_backward_params(Linear)
     frames = [str(entry.path) for entry in info.traceback]
@@ -156,7 +119,7 @@ def test_failure_traceback_shows_no_check_code():
 
 
 def test_all_linear_checks_take_well_under_five_seconds():
-    Linear = notebook_class(STUDENT_LINEAR)
+    Linear = notebook_class(LINEAR, "Linear")
     start = time.perf_counter()
     for name in LINEAR_CHECKS:
         getattr(check, name)(Linear)
@@ -174,7 +137,7 @@ def test_the_reference_class_itself_scores_zero():
 def test_a_subclass_of_the_reference_scores_zero():
     from minitorch_ref import nn
 
-    Linear = notebook_class("class Linear(nn.Linear):\n    pass\n", nn=nn)
+    Linear = notebook_class("class Linear(nn.Linear):\n    pass\n", "Linear", nn=nn)
     with pytest.raises(CheckFailure, match="subclasses minitorch_ref"):
         check.linear_forward(Linear)
 
@@ -182,12 +145,12 @@ def test_a_subclass_of_the_reference_scores_zero():
 def test_a_class_delegating_through_a_global_name_scores_zero():
     import minitorch_ref.nn as R
 
-    source = STUDENT_LINEAR + (
+    source = LINEAR + (
         "\n\nclass Delegating(Linear):\n"
         "    def backward(self, grad_output):\n"
         "        return R.Linear.backward(self, grad_output)\n"
     )
-    Linear = notebook_class(source, name="Delegating", R=R)
+    Linear = notebook_class(source, "Delegating", R=R)
     with pytest.raises(CheckFailure, match="uses minitorch_ref.nn .*through the name 'R'"):
         check.linear_backward_input(Linear)
 
@@ -205,7 +168,7 @@ def test_a_class_wrapping_a_reference_object_scores_zero():
         "        return self.inner.forward(x)\n"
         "  return Linear\n"
     )
-    Linear = notebook_class(source, name="make")(minitorch_ref.nn.Linear)
+    Linear = notebook_class(source, "make")(minitorch_ref.nn.Linear)
     with pytest.raises(CheckFailure, match="holds a minitorch_ref"):
         check.linear_forward(Linear)
 
@@ -220,14 +183,14 @@ def test_a_notebook_importing_a_forbidden_package_scores_zero(monkeypatch, cell)
     monkeypatch.setattr(integrity, "_notebook_cells",
                         lambda: ["import numpy as np", cell, "from autograder import check"])
     with pytest.raises(CheckFailure, match="students may not import"):
-        check.linear_forward(notebook_class(STUDENT_LINEAR))
+        check.linear_forward(notebook_class(LINEAR, "Linear"))
 
 
 def test_hidden_test_cells_and_comments_are_not_flagged(monkeypatch):
     cells = ["# no minitorch_ref here\nx = 1",
              "from autograder import check\ncheck.linear_forward(Linear)  # 2 points"]
     monkeypatch.setattr(integrity, "_notebook_cells", lambda: cells)
-    check.linear_forward(notebook_class(STUDENT_LINEAR))
+    check.linear_forward(notebook_class(LINEAR, "Linear"))
 
 
 @pytest.mark.parametrize("target, name", [
@@ -237,11 +200,11 @@ def test_monkeypatching_what_checks_rely_on_scores_zero(monkeypatch, target, nam
     replacement = Exception if name == "AssertionError" else (lambda *a, **k: True)
     monkeypatch.setattr(target, name, replacement)
     with pytest.raises(CheckFailure, match=f"replaced .*{name}"):
-        check.linear_forward(notebook_class(STUDENT_LINEAR))
+        check.linear_forward(notebook_class(LINEAR, "Linear"))
 
 
 def test_a_monkeypatched_allclose_cannot_make_a_wrong_answer_pass(monkeypatch):
-    Linear = notebook_class(STUDENT_LINEAR.replace("return y + self.bias.data", "return y"))
+    Linear = notebook_class(LINEAR.replace("return y + self.bias.data", "return y"), "Linear")
     monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
     monkeypatch.setattr(integrity, "tampered", lambda: [])  # even if detection were fooled
     with pytest.raises(CheckFailure, match="without the bias"):
@@ -257,6 +220,6 @@ def test_a_function_delegating_to_the_reference_scores_zero():
     from minitorch_ref.gradcheck import numerical_gradient as reference
 
     source = "def numerical_gradient(f, x, h=1e-5):\n    return _ng(f, x, h)\n"
-    student = notebook_class(source, name="numerical_gradient", _ng=reference)
+    student = notebook_class(source, "numerical_gradient", _ng=reference)
     with pytest.raises(CheckFailure, match="numerical_gradient uses minitorch_ref.gradcheck"):
         check.numerical_gradient_accuracy(student)

@@ -1,5 +1,6 @@
-"""The data checks: pass on the reference, catch and name every mutant, and turn whatever
-a standalone student DataLoader / TensorDataset / random_split does into a CheckFailure."""
+"""The data checks (test_mutation_audit runs them on the reference and every mutant) turn
+whatever a standalone student DataLoader / TensorDataset / random_split does into a
+CheckFailure."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from autograder import check, registry
-from autograder.audit import audit_mutant, reference, run
-from autograder.failure import CheckFailure
-from autograder.integrity import trusting
-from autograder.mutants import data as data_mutants
-from autograder.registry import CHECKS
-
-FAMILY_CHECKS = sorted(name for name, c in CHECKS.items()
-                       if c.run.__module__ == "autograder.checks.data")
-# The audit trusts only classes; random_split is a function (see the report to the lead).
-FUNCTIONS = [reference("random_split")]
+from autograder import check
+from students import failure
 
 
 # ------------------------------------------------------------------------ a student's own classes
@@ -64,21 +56,6 @@ def student_random_split(dataset, lengths):
     return subsets
 
 
-# ------------------------------------------------------------------------ reference and mutants
-@pytest.mark.parametrize("name", FAMILY_CHECKS)
-def test_check_passes_on_the_reference(name):
-    with trusting(FUNCTIONS):
-        assert run(CHECKS[name]) is None
-
-
-@pytest.mark.parametrize("mutant", data_mutants.MUTANTS, ids=[m.name for m in data_mutants.MUTANTS])
-def test_mutant_is_caught_and_named(mutant):
-    with trusting([*FUNCTIONS, mutant.cls]):
-        verdict = audit_mutant(mutant)
-    assert verdict.caught_by, f"no check catches {mutant.name}"
-    assert verdict.diagnosed is not False, "\n---\n".join(verdict.messages)
-
-
 # ------------------------------------------------------------------------ student implementations
 def test_correct_student_classes_pass():
     check.tensor_dataset(StudentTensorDataset)
@@ -87,14 +64,6 @@ def test_correct_student_classes_pass():
         getattr(check, name)(StudentDataLoader)
     check.random_split_partition(student_random_split)
     check.random_split_fractions(student_random_split)
-
-
-def failure(name: str, *classes) -> str:
-    with pytest.raises(CheckFailure) as info:
-        getattr(check, name)(*classes)
-    message = str(info.value)
-    assert "could not be graded" not in message and "Traceback" not in message
-    return message
 
 
 class RaisesInIter(StudentDataLoader):
@@ -153,10 +122,9 @@ def test_a_split_returning_index_arrays_is_explained():
     assert "should return a list of 3 datasets" in failure("random_split_partition", split_indices)
 
 
-def test_an_endless_len_is_stopped(monkeypatch):
+def test_an_endless_len_is_stopped(timed_out):
     class EndlessLen(StudentDataLoader):
         def __len__(self):
             while True:
                 pass
-    monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
-    assert "did not finish within 0.3 s" in failure("dataloader_batches", EndlessLen)
+    assert timed_out in failure("dataloader_batches", EndlessLen)

@@ -1,0 +1,83 @@
+"""Benchmark 2: a tiny model as the notebooks train it, where per-call overhead dominates.
+
+MLP 2-16-16-1, ReLU, BCEWithLogitsLoss, Adam, float64, 500 points, 1,000
+full-batch steps: minitorch_ref vs PyTorch CPU (target: at most 0.5x PyTorch's time).
+
+    python -m bench.tiny [--rounds 5] [--steps 1000]
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import minitorch_ref as mt
+from bench._timing import machine, median_times, peak_memory_mib, table
+from bench.mlp import torch_available
+from minitorch_ref import nn, optim
+
+SIZES = (2, 16, 16, 1)
+
+
+def circles(n: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 2))
+    y = (np.hypot(X[:, 0], X[:, 1]) < 0.6).astype(np.float64).reshape(-1, 1)
+    return X, y
+
+
+def minitorch_run(X, y, steps):
+    def run():
+        mt.manual_seed(0)
+        model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(),
+                              nn.Linear(16, 1))
+        criterion = nn.BCEWithLogitsLoss()
+        optimizer = optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(steps):
+            criterion(model(X), y)
+            optimizer.zero_grad()
+            model.backward(criterion.backward())
+            optimizer.step()
+    return run
+
+
+def torch_run(X, y, steps):
+    import torch
+
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+
+    def run():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(),
+                                    torch.nn.Linear(16, 16), torch.nn.ReLU(),
+                                    torch.nn.Linear(16, 1)).double()
+        criterion = torch.nn.BCEWithLogitsLoss()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(steps):
+            loss = criterion(model(Xt), yt)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=1000)
+    args = parser.parse_args()
+    X, y = circles()
+    contenders = {"minitorch_ref": minitorch_run(X, y, args.steps)}
+    if torch_available():
+        contenders["pytorch"] = torch_run(X, y, args.steps)
+    t = median_times(contenders, args.rounds)
+    ratio = f"{t['minitorch_ref'] / t['pytorch']:.2f}x" if "pytorch" in t else "n/a"
+    print(f"MLP 2-16-16-1, Adam, float64, 500 points, {args.steps} full-batch steps; "
+          f"median of {args.rounds} alternating rounds. {machine()}")
+    print(table(("minitorch_ref s", "pytorch s", "minitorch / pytorch (target <= 0.5x)"),
+                [(f"{t['minitorch_ref']:.3f}", f"{t.get('pytorch', float('nan')):.3f}", ratio)]))
+    print(f"peak memory {peak_memory_mib():.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""The optional fused optimizer path gives the plain path's numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minitorch_ref import nn, optim
+
+
+def trajectory(cls, fused: bool, dtype, steps: int = 12, **options) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    params = [nn.Parameter(rng.standard_normal(shape).astype(dtype)) for shape in ((5, 4), (4,))]
+    optimizer = cls(params, fused=fused, **options)
+    for _ in range(steps):
+        for p in params:
+            p.grad[...] = rng.standard_normal(p.shape)
+        optimizer.step()
+    return [p.data for p in params]
+
+
+@pytest.mark.parametrize("cls", [optim.Adam, optim.AdamW])
+@pytest.mark.parametrize("options", [{}, {"lr": 0.1, "weight_decay": 0.05},
+                                     {"betas": (0.5, 0.9), "eps": 1e-3}])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_fused_matches_plain(cls, options, dtype, rtol):
+    plain = trajectory(cls, False, dtype, **options)
+    fused = trajectory(cls, True, dtype, **options)
+    for a, b in zip(plain, fused):
+        assert b.dtype == dtype
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
+
+
+def test_fused_is_off_by_default_and_recorded_in_the_group():
+    param = nn.Parameter(np.zeros(3))
+    assert optim.Adam([param]).param_groups[0]["fused"] is None  # PyTorch's default: not fused
+    assert optim.AdamW([param], fused=True).param_groups[0]["fused"] is True
