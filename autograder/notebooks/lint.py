@@ -2,9 +2,10 @@
 
 Source notebooks: canonical form (no outputs), unique cell ids, nbgrader metadata
 that autogrades (solution cells with markers, locked grade cells with points,
-a round total), hidden test cells that are only ``from autograder import check``
-and one registered ``check.<name>(...)`` call, no other code mentioning the
-reference or the autograder, and a chapter's frame (a "# Unit N" title,
+a round total), a visible test (a locked cell tagged ``visible-test``) after
+every solution cell, hidden test cells that are only ``from autograder import
+check`` and one registered ``check.<name>(...)`` call, no other code mentioning
+the reference or the autograder, and a chapter's frame (a "# Unit N" title,
 learning objectives, a recap).
 
 Release notebooks: the source's cells in the same order, with no solution code,
@@ -30,6 +31,7 @@ FORBIDDEN = re.compile(r"\b(minitorch_ref|autograder)\b")
 HIDDEN_IMPORT = "from autograder import check"
 HIDDEN_CALL = re.compile(r"^check\.(?P<name>\w+)\(.*\)$")
 STUB = "raise NotImplementedError()"
+VISIBLE_TEST = "visible-test"   # the cell tag of a visible test
 POINTS_MULTIPLE = 10
 # A solution line this long that appears nowhere else in the source is "solution code".
 DISTINCTIVE = 12
@@ -61,6 +63,10 @@ def regions(source: str, begin: str, end: str) -> tuple[list[list[str]], list[st
 def code_lines(lines: list[str]) -> list[str]:
     """Lines that are neither blank nor comments."""
     return [line for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def is_visible_test(cell: NotebookNode) -> bool:
+    return VISIBLE_TEST in cell.metadata.get("tags", ())
 
 
 # ------------------------------------------------------------------------ source
@@ -115,6 +121,8 @@ def _cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> list[str
     elif cell.cell_type == "code" and FORBIDDEN.search(cell.source):
         problems.append(f"{where}: code outside a hidden test block mentions "
                         f"'{FORBIDDEN.search(cell.source).group(1)}'")
+    if is_visible_test(cell) and (cell.cell_type != "code" or not is_locked(cell)):
+        problems.append(f"{where}: a visible test is a locked code cell")
     mt = minitorch(cell)
     if "provided_from" in mt and ("provides" in mt or not is_locked(cell) or is_solution(cell)):
         problems.append(f"{where}: a provided cell is locked, not a solution, and provides nothing")
@@ -142,6 +150,9 @@ def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
     for position, cell in enumerate(nb.cells):
         where = f"{unit} cell {position} ({cell.get('id')})"
         problems.extend(_cell_problems(where, cell, checks))
+        if is_solution(cell) and not any(is_visible_test(c) for c in nb.cells[position + 1:]):
+            problems.append(f"{where}: no visible test (a locked cell tagged "
+                            f"'{VISIBLE_TEST}') follows this solution cell")
     total = points(nb)
     if total <= 0 or total % POINTS_MULTIPLE:
         problems.append(f"{unit}: total points {total:g} is not a positive multiple of {POINTS_MULTIPLE}")
