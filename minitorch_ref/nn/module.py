@@ -207,6 +207,11 @@ class Module:
                     targets[key] = (buf, lambda v, m=module, n=name: m._buffers.__setitem__(n, v.copy()))
         return targets
 
+    def summary(self, input_shape: tuple[int, ...]):
+        """A table of layers, output shapes and parameter counts (see ``nn.summary``)."""
+        from minitorch_ref.nn.summary import summary
+        return summary(self, input_shape)
+
     # ------------------------------------------------------------------ printing
     def extra_repr(self) -> str:
         """The text inside the parentheses of ``print(module)``; override it."""
