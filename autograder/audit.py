@@ -12,10 +12,10 @@ from course.testing.failure import CheckFailure
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, catalogue
 from autograder.registry import CHECKS, Check
-from minitorch_ref import data, gradcheck, nn, optim
+from minitorch_ref import autograd, data, gradcheck, nn, optim
 from minitorch_ref.optim import lr_scheduler
 
-_NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck)
+_NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck, autograd)
 
 
 def reference(name: str) -> object:
