@@ -11,7 +11,6 @@ import pytest
 
 from autograder import audit, registry
 from autograder.mutants.autograd import MUTANTS
-from minitorch_ref import autograd
 from students import (assert_mutants_cover, assert_says, assert_shows_no_check_code, family,
                       family_tests, grade, reference_subclass, student_with)
 
