@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test parity bench clean
+.PHONY: demo test parity bench clean student-bundle
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,15 @@ $(STAMP): pyproject.toml
 	  || echo "NOTE: torch==2.13.0 not installable here; PyTorch parity tests will be skipped."
 	@touch $(STAMP)
 
+# The whole instructor job on a scratch course in build/demo: generate every unit, grade a
+# made-up class in parallel, feedback, grades.csv, the class report, and a grade table.
+# (`python -m minitorch_ref.demo` still trains a network with the reference.)
 demo: $(STAMP)
-	$(BIN)/python -m minitorch_ref.demo
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder demo --out build/demo
+
+# What students get: release notebooks, the `course` wheel, requirements.txt (build/student-bundle).
+student-bundle: $(STAMP)
+	$(BIN)/python -m autograder bundle --out build/student-bundle
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -26,8 +33,12 @@ test: $(STAMP)
 parity: $(STAMP)
 	$(BIN)/python -m pytest tests/minitorch_ref/parity -v
 
+# Ratios measured in one run (see bench/README.md); PyTorch's column needs the parity extra.
 bench: $(STAMP)
-	@echo "Benchmarks arrive with the benchmarks issue."
+	$(BIN)/python -m bench.mlp
+	$(BIN)/python -m bench.tiny
+	$(BIN)/python -m bench.notebooks
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/autograde.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

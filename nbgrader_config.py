@@ -20,9 +20,13 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 sys.path.insert(0, ROOT)
 
+from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402  (needs the path above)
+
 # A solution cell that never returns must not stall grading.
 c.Execute.timeout = 30
 # A student who deletes a test cell still gets it graded (and scored 0 if failing).
 c.OverwriteCells.add_missing_cells = True
-# Feedback shows which checks failed, never the hidden test code.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Feedback shows which checks failed, never the hidden test code: a hidden test cell's
+# traceback becomes its message alone, then the hidden test lines are removed.
+c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenTracebacks, ClearHiddenTests,
+                                    CSSHTMLHeaderPreprocessor]

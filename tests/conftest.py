@@ -1,8 +1,14 @@
 """Settings for the whole test session."""
 from __future__ import annotations
 
+import os
+
 import pytest
 from threadpoolctl import threadpool_limits
+
+
+# Kernels and processes the tests start (nbval, nbgrader, the browser test) inherit this.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

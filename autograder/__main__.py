@@ -1,0 +1,81 @@
+"""``python -m autograder COMMAND``: the instructor's commands (run from the course directory).
+
+    grade     autograde submissions in parallel (``--workers N``), merge into the gradebook
+    feedback  generate feedback HTML in parallel (hidden tests never shown)
+    export    the grades as CSV (``nbgrader export``)
+    report    the class report: score distributions, pass rates, frequent mistakes
+    bundle    what students get: release notebooks, the ``course`` wheel, requirements
+    demo      the whole job on a scratch course with made-up students
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder.notebooks.units import ROOT
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--course", type=Path, default=ROOT, help="the course directory")
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="autograde submissions in parallel")
+    grade.add_argument("assignments", nargs="*", help="assignments (default: every unit)")
+    grade.add_argument("--workers", type=int, default=2, help="jobs at once (default 2)")
+    grade.add_argument("--student", action="append", dest="students", help="only this student")
+    grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
+    grade.add_argument("--memory-gb", type=float, default=4.0, help="memory per kernel (GiB)")
+    grade.add_argument("--keep", action="store_true", help="keep the job folders (debugging)")
+    feedback = commands.add_parser("feedback", help="generate feedback HTML in parallel")
+    feedback.add_argument("assignments", nargs="*")
+    feedback.add_argument("--workers", type=int, default=2)
+    feedback.add_argument("--student", action="append", dest="students", help="only this student")
+    export = commands.add_parser("export", help="grades as CSV")
+    export.add_argument("--to", type=Path, help="the CSV file (default: grades.csv)")
+    report = commands.add_parser("report", help="the class report (HTML)")
+    report.add_argument("--out", type=Path, help="default: reports/class-report.html")
+    bundle = commands.add_parser("bundle", help="the student bundle")
+    bundle.add_argument("--out", type=Path, default=ROOT / "build" / "student-bundle")
+    demo = commands.add_parser("demo", help="the whole instructor job on a scratch course")
+    demo.add_argument("--out", type=Path, default=ROOT / "build" / "demo")
+    demo.add_argument("--workers", type=int, default=2)
+    demo.add_argument("--timeout", type=int, default=15, help="seconds per cell")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    course = args.course.resolve()
+    if args.command == "grade":
+        from autograder.pipeline.grade import grade
+        from autograder.pipeline.job import GiB, Limits
+        limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
+        summary = grade(course, args.assignments or None, args.students, args.workers, limits,
+                        force=args.force, keep=args.keep)
+        print(summary)
+        return 1 if any(r.status != "graded" for r in summary.results) else 0
+    if args.command == "feedback":
+        from autograder.pipeline.feedback import generate
+        print(generate(course, args.assignments or None, args.workers, args.students))
+        return 0
+    if args.command == "export":
+        from autograder.pipeline.feedback import export
+        print(f"wrote {export(course, args.to)}")
+        return 0
+    if args.command == "report":
+        from autograder.pipeline.report import write_report
+        print(f"wrote {write_report(course, args.out)}")
+        return 0
+    if args.command == "bundle":
+        from autograder.pipeline.bundle import build
+        print(f"wrote {build(course, args.out)}")
+        return 0
+    from autograder.pipeline.demo import run_demo
+    return run_demo(args.out.resolve(), workers=args.workers, timeout=args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

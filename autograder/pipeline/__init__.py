@@ -1,0 +1,16 @@
+"""The instructor pipeline: grade a class in parallel, give feedback, report, hand out.
+
+``python -m autograder grade|feedback|export|report|bundle|demo`` (see ``autograder/__main__.py``).
+
+Modules:
+    ``course``    the course directory: units, submissions, gradebook paths;
+    ``job``       one submission graded by ``nbgrader autograde`` in its own scratch course;
+    ``kernel``    the grading kernel: memory, file-size, CPU and output bounds;
+    ``guard``     the kernel's audit hook: no files outside its folder, no processes;
+    ``gradebook`` a template gradebook for jobs, and merging results into the course's;
+    ``grade``     the parallel grader (N jobs at a time, one writer of the gradebook);
+    ``feedback``  feedback HTML in parallel; hidden-test tracebacks reduced to messages;
+    ``report``    the class report: score distributions, pass rates, frequent mistakes;
+    ``bundle``    what students get: release notebooks, a ``course``-only wheel, requirements;
+    ``demo``      the whole job on a scratch course with made-up students.
+"""

@@ -1,0 +1,128 @@
+"""``make student-bundle``: what an instructor hands out, and nothing else.
+
+``build(root, out)`` writes ``out/``:
+
+- ``notebooks/NN_topic/NN_topic.ipynb``: the release notebooks;
+- ``wheels/minitorch_course-<version>-py3-none-any.whl``: the ``course`` helper package
+  alone. The repository's ``pyproject.toml`` packages ``course``, ``minitorch_ref`` and
+  ``autograder`` together, so the student distribution is built from a separate,
+  generated project that contains only ``course*``; it keeps the name
+  ``minitorch-course`` and the version, which unit 1's environment check asks for;
+- ``requirements.txt``: the student environment pinned to the versions the course
+  is tested with (read from this environment), and the wheel through ``--find-links``;
+- ``README.md``: how to install and start.
+
+It refuses to finish if anything in the bundle names ``minitorch_ref``,
+``autograder`` or ``source/``.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from importlib.metadata import version
+from pathlib import Path
+
+from autograder.pipeline.course import Course
+
+# What students run: Jupyter, the notebooks' imports, the course's own dependencies,
+# and nbgrader (its Validate button; unit 1's environment check asks for it).
+STUDENT_PACKAGES = ("numpy", "scipy", "matplotlib", "ipywidgets", "ipykernel", "jupyterlab",
+                    "notebook", "nbgrader", "mlxtend", "scikit-learn")
+COURSE_DEPENDENCIES = ("numpy", "matplotlib", "ipywidgets", "mlxtend", "scikit-learn")
+FORBIDDEN = ("minitorch_ref", "autograder", "source/")
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+version = "{version}"
+description = "The course helpers students import: datasets, plots, widgets, test messages."
+requires-python = "{python}"
+dependencies = {dependencies}
+
+[tool.setuptools.packages.find]
+include = ["course*"]
+"""
+
+README = """# minitorch-course: student bundle
+
+1. Create an environment and install (Python {python}):
+
+       python3 -m venv .venv
+       . .venv/bin/activate
+       python -m pip install -r requirements.txt
+
+2. Start Jupyter and open `notebooks/01_setup/01_setup.ipynb`:
+
+       jupyter lab notebooks
+
+Each unit is one notebook. Write your code where it says `# YOUR CODE HERE`,
+run the visible tests below it, and hand in the notebook.
+"""
+
+
+class BundleError(RuntimeError):
+    """The bundle would contain something students must not get."""
+
+
+def _project(root: Path) -> dict:
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def build_wheel(root: Path, wheels: Path) -> Path:
+    """A wheel of ``course*`` alone, named and versioned like the course distribution."""
+    project = _project(root)
+    deps = [d for d in project["dependencies"]
+            if d.split(">")[0].split("=")[0].split("<")[0].strip() in COURSE_DEPENDENCIES]
+    with tempfile.TemporaryDirectory(prefix="student-wheel-") as tmp:
+        shutil.copytree(root / "course", Path(tmp) / "course",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (Path(tmp) / "pyproject.toml").write_text(PYPROJECT.format(
+            name=project["name"], version=project["version"],
+            python=project.get("requires-python", ">=3.10"),
+            dependencies="[" + ", ".join(f'"{d}"' for d in deps) + "]"))
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                        "--no-build-isolation", "--wheel-dir", str(wheels), tmp], check=True)
+    return next(wheels.glob("*.whl"))
+
+
+def requirements(root: Path) -> str:
+    project = _project(root)
+    pins = "\n".join(f"{name}=={version(name)}" for name in STUDENT_PACKAGES)
+    return ("# The student environment, pinned to the versions the course is tested with.\n"
+            "# From this folder:  python -m pip install -r requirements.txt\n"
+            "--find-links ./wheels\n"
+            f"{project['name']}=={project['version']}\n{pins}\n")
+
+
+def audit(out: Path) -> list[str]:
+    """Paths in the bundle (and inside its wheels) that name forbidden code."""
+    names = [str(p.relative_to(out)) for p in out.rglob("*")]
+    for wheel in out.rglob("*.whl"):
+        names += [f"{wheel.name}:{n}" for n in zipfile.ZipFile(wheel).namelist()]
+    return [n for n in names if any(word in n for word in FORBIDDEN)]
+
+
+def build(root: Path, out: Path) -> Path:
+    course, out = Course(Path(root).resolve()), Path(out).resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "notebooks").mkdir(parents=True)
+    for unit in course.units():
+        notebook = course.release(unit) / f"{unit}.ipynb"
+        if notebook.exists():
+            (out / "notebooks" / unit).mkdir()
+            shutil.copy(notebook, out / "notebooks" / unit / notebook.name)
+    build_wheel(course.root, out / "wheels")
+    (out / "requirements.txt").write_text(requirements(course.root))
+    (out / "README.md").write_text(README.format(
+        python=_project(course.root).get("requires-python", ">=3.10")))
+    leaks = audit(out)
+    if leaks:
+        raise BundleError("the bundle would contain " + ", ".join(leaks[:5]))
+    return out

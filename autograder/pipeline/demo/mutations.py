@@ -1,0 +1,89 @@
+"""Buggy students, made from the reference solution by the mutation catalogue's bugs.
+
+Each ``Mutation`` edits one solution cell of a unit's source notebook so that it
+has the bug of one catalogued mutant (``autograder.mutants``). What it must lose
+is not written here: it is what the mutation audit measures for that mutant (the
+checks that catch it), mapped to the unit's hidden test cells. A student who
+submits the mutated notebook must fail exactly those cells and pass every other.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from nbformat import NotebookNode
+
+
+class MutationError(ValueError):
+    """A mutation's text is not (exactly once) in the cell any more: the notebook changed."""
+
+
+@dataclass(frozen=True)
+class Mutation:
+    mutant: str                          # a name in autograder.mutants.catalogue()
+    unit: str
+    cell: str                            # the grade id of the solution cell
+    edits: tuple[tuple[str, str], ...]   # exact (old, new) replacements
+
+    @property
+    def student(self) -> str:
+        return "bug-" + self.mutant.replace("_", "-")
+
+    def apply(self, nb: NotebookNode) -> NotebookNode:
+        """A copy of ``nb`` with the bug in its cell."""
+        nb = copy.deepcopy(nb)
+        cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == self.cell]
+        if len(cells) != 1:
+            raise MutationError(f"{self.unit}: no single cell {self.cell!r}")
+        for old, new in self.edits:
+            if cells[0].source.count(old) != 1:
+                raise MutationError(f"{self.unit} cell {self.cell}: {old!r} is not there exactly once")
+            cells[0].source = cells[0].source.replace(old, new)
+        return nb
+
+    def expected_checks(self) -> list[str]:
+        """The checks the mutation audit says this bug fails."""
+        from autograder.audit import audit_mutant
+        from autograder.mutants import catalogue
+        mutant = next(m for m in catalogue() if m.name == self.mutant)
+        return sorted(audit_mutant(mutant).caught_by)
+
+
+G, L = "02_gradients", "03_module_linear"
+MUTATIONS = (
+    Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
+        ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
+        ("(f_plus - f_minus) / (2 * h)", "(f_plus - f_minus) / h"))),
+    Mutation("numerical_gradient_divides_by_h", G, "numerical-gradient", (
+        ("(f_plus - f_minus) / (2 * h)", "(f_plus - f_minus) / h"),)),
+    Mutation("numerical_gradient_not_restoring_x", G, "numerical-gradient", (
+        ("        x[i] = saved\n", ""),)),
+    Mutation("numerical_gradient_first_axis_only", G, "numerical-gradient", (
+        ("for i in np.ndindex(x.shape):\n        saved = x[i]\n",
+         "for i in range(len(x)):\n        saved = x[i].copy()\n"),)),
+    Mutation("rel_error_no_floor", G, "rel-error", (
+        ("max(scale, 1e-300)", "scale"),)),
+    Mutation("rel_error_elementwise", G, "rel-error", (
+        ("    scale = np.linalg.norm(a) + np.linalg.norm(b)\n"
+         "    return float(np.linalg.norm(a - b) / max(scale, 1e-300))",
+         "    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))"),)),
+    Mutation("linear_weight_grad_transposed", L, "linear", (
+        ("self.weight.grad += self.input.T @ grad_output",
+         "self.weight.grad = grad_output.T @ self.input"),)),
+    Mutation("linear_grad_averaged_again", L, "linear", (
+        ("self.weight.grad += self.input.T @ grad_output",
+         "self.weight.grad += self.input.T @ grad_output / len(grad_output)"),
+        ("self.bias.grad += grad_output.sum(axis=0)", "self.bias.grad += grad_output.mean(axis=0)"))),
+    Mutation("linear_bias_grad_not_summed", L, "linear", (
+        ("self.bias.grad += grad_output.sum(axis=0)", "self.bias.grad = self.bias.grad + grad_output"),)),
+    Mutation("linear_assigns_grad", L, "linear", (
+        ("self.weight.grad += self.input.T @ grad_output", "self.weight.grad = self.input.T @ grad_output"),
+        ("self.bias.grad += grad_output.sum(axis=0)", "self.bias.grad = grad_output.sum(axis=0)"))),
+    Mutation("linear_input_grad_sign", L, "linear", (
+        ("return grad_output @ self.weight.data.T", "return -(grad_output @ self.weight.data.T)"),)),
+    Mutation("linear_forward_without_bias", L, "linear", (
+        ("        if self.bias is not None:\n            y = y + self.bias.data\n", ""),)),
+    Mutation("linear_standard_normal_init", L, "linear", (
+        ("weight = rng.uniform(-bound, bound, size=(in_features, out_features))",
+         "weight = rng.standard_normal((in_features, out_features))"),)),
+)

@@ -1,0 +1,97 @@
+"""The two gradebook operations of the parallel grader.
+
+nbgrader's sqlite gradebook is not safe for concurrent writers, so each job
+autogrades into a private copy made from ``template`` (the course's assignments,
+no students: a submission never sees another student's grades) and the grader's
+main thread alone writes the course gradebook, with ``merge``.
+
+``merge`` follows nbgrader's own ``SaveAutoGrades`` rule: it sets ``auto_score`` and
+``auto_comment`` and never touches ``manual_score`` or ``manual_comment``; a cell
+with a manual score is flagged for review, as nbgrader does when it regrades.
+"""
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from sqlalchemy.exc import SAWarning
+
+
+@dataclass
+class Outcome:
+    """What autograding one submission produced, read from its private gradebook."""
+
+    student: str
+    assignment: str
+    scores: dict[str, dict[str, float | None]] = field(default_factory=dict)  # notebook: grade id: score
+    comments: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    penalties: dict[str, float | None] = field(default_factory=dict)
+    timestamp: datetime | None = None
+    review: bool = False   # flag every cell for manual review (grading failed)
+
+
+def snapshot(source: Path, destination: Path) -> None:
+    """A consistent copy of a sqlite database, even while another process writes it."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(destination)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
+def template(course_gradebook: Path, destination: Path) -> list[str]:
+    """Copy the course gradebook without its students; return its assignments' names."""
+    snapshot(course_gradebook, destination)
+    with Gradebook(f"sqlite:///{destination}") as gb:
+        for student in list(gb.students):
+            gb.remove_student(student.id)
+        return [assignment.name for assignment in gb.assignments]
+
+
+def notebooks(db: Path, assignment: str) -> list[str]:
+    with Gradebook(f"sqlite:///{db}") as gb:
+        return [notebook.name for notebook in gb.find_assignment(assignment).notebooks]
+
+
+def read(db: Path, student: str, assignment: str) -> Outcome:
+    """The autograder's scores and comments for one submission in a job's gradebook."""
+    outcome = Outcome(student, assignment)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        submission = gb.find_submission(assignment, student)
+        outcome.timestamp = submission.timestamp
+        for notebook in submission.notebooks:
+            outcome.scores[notebook.name] = {g.name: g.auto_score for g in notebook.grades}
+            outcome.comments[notebook.name] = {c.name: c.auto_comment for c in notebook.comments}
+            outcome.penalties[notebook.name] = notebook.late_submission_penalty
+    return outcome
+
+
+def merge(gb: Gradebook, outcome: Outcome) -> None:
+    """Write one submission's autograded results into the course gradebook ``gb``."""
+    gb.update_or_create_student(outcome.student)
+    extra = {"timestamp": outcome.timestamp} if outcome.timestamp else {}
+    with warnings.catch_warnings():   # nbgrader's add_submission warns under SQLAlchemy 2
+        warnings.simplefilter("ignore", SAWarning)
+        submission = gb.update_or_create_submission(outcome.assignment, outcome.student, **extra)
+    for notebook in submission.notebooks:
+        scores = outcome.scores.get(notebook.name, {})
+        comments = outcome.comments.get(notebook.name, {})
+        for grade in notebook.grades:
+            score = scores.get(grade.name)
+            if score is None and outcome.review:
+                score = 0.0
+            if score is not None:   # a tampered job gradebook cannot exceed the real maximum
+                score = min(max(float(score), 0.0), float(grade.max_score))
+            grade.auto_score = score
+            grade.needs_manual_grade = (grade.manual_score is not None or score is None
+                                        or outcome.review)
+        for comment in notebook.comments:
+            comment.auto_comment = comments.get(comment.name)
+        notebook.late_submission_penalty = outcome.penalties.get(notebook.name)
+    gb.db.commit()

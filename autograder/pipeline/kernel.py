@@ -1,0 +1,99 @@
+"""``python -m autograder.pipeline.kernel -f CONNECTION_FILE``: the IPython kernel that grades.
+
+An ordinary ipykernel, started with bounds read from the JSON in the environment
+variable ``AUTOGRADER_KERNEL_LIMITS`` (written by ``autograder.pipeline.job``):
+
+- ``memory_bytes``: ``RLIMIT_AS``, so allocating more than that raises
+  ``MemoryError`` in the cell instead of exhausting the machine;
+- ``file_bytes``: ``RLIMIT_FSIZE``, the largest file the submission may write;
+- ``cpu_seconds``: ``RLIMIT_CPU``, a backstop behind nbgrader's per-cell timeout;
+- ``output_bytes``: what one cell may print (stdout and stderr together); the rest
+  is dropped and a one-line note says so;
+- ``log``: where the kernel process's own file descriptors 1 and 2 go;
+- ``pidfile``: where the kernel writes its process id, so the grader can end it;
+- ``policy``: the file and process guard of ``autograder.pipeline.guard``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+LIMITS_VARIABLE = "AUTOGRADER_KERNEL_LIMITS"
+
+
+def set_rlimits(limits: dict) -> None:
+    for key, which in (("memory_bytes", resource.RLIMIT_AS), ("file_bytes", resource.RLIMIT_FSIZE),
+                       ("cpu_seconds", resource.RLIMIT_CPU)):
+        value = limits.get(key)
+        if value:
+            _, hard = resource.getrlimit(which)
+            value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+            resource.setrlimit(which, (value, value))
+
+
+def redirect_process_output(log: str | None) -> None:
+    """Send what bypasses the notebook (os.write(1, ...), C libraries) to a capped log file."""
+    target = os.open(log or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for fd in (1, 2):
+        os.dup2(target, fd)
+    os.close(target)
+
+
+class OutputCap:
+    """Stops a cell's printing after ``limit`` characters; reset before every cell."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used, self.noted = limit, 0, False
+
+    def reset(self, *_info) -> None:
+        """Before each cell: a fresh budget, and the streams wrapped (ipykernel may replace them)."""
+        self.used, self.noted = 0, False
+        for stream in (sys.stdout, sys.stderr):
+            if not getattr(stream.write, "capped", False):
+                self.wrap(stream)
+
+    def wrap(self, stream) -> None:
+        write = stream.write
+
+        def capped(text: str) -> int:
+            room = self.limit - self.used
+            self.used += len(text)
+            if room >= len(text):
+                return write(text)
+            if room > 0:
+                write(text[:room])
+            if not self.noted:
+                self.noted = True
+                write(f"\n[... the grader dropped the rest of this cell's output: more than "
+                      f"{self.limit:,} characters ...]\n")
+            return len(text)
+
+        capped.capped = True
+        stream.write = capped
+
+
+def main(argv: list[str]) -> None:
+    limits = json.loads(os.environ.get(LIMITS_VARIABLE, "{}"))
+    if limits.get("pidfile"):
+        with open(limits["pidfile"], "a", encoding="utf-8") as stream:
+            stream.write(f"{os.getpid()}\n")
+    set_rlimits(limits)
+    redirect_process_output(limits.get("log"))
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize(argv)
+    if limits.get("output_bytes"):
+        cap = OutputCap(int(limits["output_bytes"]))
+        cap.reset()
+        app.shell.events.register("pre_run_cell", cap.reset)
+    if limits.get("policy"):
+        from autograder.pipeline import guard
+        guard.install(limits["policy"])
+    app.start()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

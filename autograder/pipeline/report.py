@@ -1,0 +1,169 @@
+"""The class report: what the class got right, and what to teach again.
+
+``python -m autograder report`` writes one self-contained HTML file (plots
+embedded as PNG) from the gradebook and the graded notebooks:
+
+- the score distribution of each unit;
+- the pass rate of every graded cell, named by the check it runs;
+- the most frequent diagnosed mistakes: the ``Likely mistake:`` lines of failing
+  cells' messages, grouped (numbers ignored), with how many students made each;
+- the submissions the grader had to repair or stop (its notes).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+
+from autograder.pipeline.course import Course
+
+LIKELY = re.compile(r"Likely mistake:\s*(.+?)(?=\n\s*\n|\n\S|\Z)", re.DOTALL)
+CHECK = re.compile(r"^\s*check\.(\w+)\(", re.MULTILINE)
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+
+
+@dataclass
+class ClassData:
+    units: list[str]
+    scores: dict[str, list[float]] = field(default_factory=dict)      # unit: percentages
+    cells: dict[tuple[str, str], list[bool]] = field(default_factory=dict)   # (unit, label): passed
+    mistakes: Counter = field(default_factory=Counter)                # (label, text): students
+    examples: dict[tuple[str, str], str] = field(default_factory=dict)
+    notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
+
+
+def _label(gb: Gradebook, grade_id: str, notebook: str, unit: str) -> str:
+    source = gb.find_source_cell(grade_id, notebook, unit).source
+    found = CHECK.search(source) if "BEGIN HIDDEN TESTS" in source else None
+    return f"check.{found.group(1)}" if found else f"visible test {grade_id}"
+
+
+def mistakes_in(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """``(grade id, likely mistake)`` for every failing grade cell of a graded notebook."""
+    found = []
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if not (cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")):
+            continue
+        for output in cell.outputs:
+            if output.output_type == "error":
+                for match in LIKELY.finditer(output.evalue):
+                    found.append((grade_id, " ".join(match.group(1).split())))
+    return found
+
+
+def collect(root: Path) -> ClassData:
+    course = Course(Path(root).resolve())
+    with Gradebook(course.db_url) as gb:
+        known = {a.name for a in gb.assignments}
+        data = ClassData([u for u in course.units() if u in known])
+        for unit in data.units:
+            assignment = gb.find_assignment(unit)
+            labels = {(cell.name, nb.name): _label(gb, cell.name, nb.name, unit)
+                      for nb in assignment.notebooks for cell in nb.grade_cells}
+            data.scores[unit] = [100 * s.score / s.max_score for s in assignment.submissions
+                                 if s.max_score]
+            for submission in assignment.submissions:
+                student = submission.student.id
+                for nb in submission.notebooks:
+                    for grade in nb.grades:
+                        key = (unit, labels[(grade.name, nb.name)])
+                        data.cells.setdefault(key, []).append((grade.score or 0) >= grade.max_score)
+                    _read_notebook(data, course, student, unit, nb.name, labels)
+                for note in course.record(student, unit).get("notes", []):
+                    data.notes.append((student, unit, note))
+    return data
+
+
+def _read_notebook(data: ClassData, course: Course, student: str, unit: str, name: str,
+                   labels: dict) -> None:
+    path = course.autograded(student, unit) / f"{name}.ipynb"
+    if not path.exists():
+        return
+    seen = set()
+    for grade_id, text in mistakes_in(nbformat.read(str(path), as_version=4)):
+        key = (f"{unit} {labels.get((grade_id, name), grade_id)}", NUMBER.sub("#", text))
+        if key not in seen:   # count students, not messages
+            seen.add(key)
+            data.mistakes[key] += 1
+            data.examples.setdefault(key, text)
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    return f'<img alt="" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+
+
+def _plots(data: ClassData) -> tuple[str, str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(3, max(1, len(data.units)))
+    rows = -(-len(data.units) // columns) or 1
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.4 * rows), squeeze=False)
+    for ax, unit in zip(axes.flat, data.units):
+        ax.hist(data.scores[unit], bins=range(0, 101, 10), color="#0072B2", edgecolor="white")
+        ax.set_title(f"{unit} (n={len(data.scores[unit])})", fontsize=9)
+        ax.set_xlabel("score (%)")
+    for ax in list(axes.flat)[len(data.units):]:
+        ax.axis("off")
+    fig.tight_layout()
+    distribution = _png(fig)
+    plt.close(fig)
+    keys = list(data.cells)
+    rates = [100 * sum(data.cells[k]) / len(data.cells[k]) for k in keys]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(keys) + 1))
+    ax.barh(range(len(keys)), rates, color=["#D55E00" if r < 50 else "#009E73" for r in rates])
+    ax.set_yticks(range(len(keys)), [f"{u}  {label}" for u, label in keys], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("students with full marks on the cell (%)")
+    fig.tight_layout()
+    passes = _png(fig)
+    plt.close(fig)
+    return distribution, passes
+
+
+def render(data: ClassData) -> str:
+    distribution, passes = _plots(data) if data.units else ("", "")
+    rows = "".join(f"<tr><td>{count}</td><td>{html.escape(where)}</td>"
+                   f"<td>{html.escape(data.examples[(where, text)])}</td></tr>"
+                   for (where, text), count in data.mistakes.most_common(20))
+    summary = "".join(
+        f"<tr><td>{html.escape(u)}</td><td>{len(v)}</td><td>{statistics.median(v):.0f}%</td>"
+        f"<td>{sum(x >= 100 for x in v)}</td></tr>" for u, v in data.scores.items() if v)
+    notes = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(n)}</td></tr>"
+                    for s, u, n in data.notes)
+    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Class report</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td,th{{padding:.3em .6em;
+border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}table{{border-collapse:collapse}}
+img{{max-width:100%}}</style>
+</head><body><h1>Class report</h1>
+<h2>Score distribution per unit</h2>
+<table><tr><th>unit</th><th>submissions</th><th>median</th><th>full marks</th></tr>{summary}</table>
+{distribution}
+<h2>Pass rate per graded cell</h2>{passes}
+<h2>Most frequent diagnosed mistakes</h2>
+<p>From the "Likely mistake" lines of failing checks; each student is counted once per mistake.</p>
+<table><tr><th>students</th><th>unit and check</th><th>likely mistake</th></tr>{rows}</table>
+<h2>Submissions the grader repaired or stopped</h2>
+<table><tr><th>student</th><th>unit</th><th>note</th></tr>{notes}</table>
+</body></html>"""
+
+
+def write_report(root: Path, out: Path | None = None) -> Path:
+    course = Course(Path(root).resolve())
+    target = out or course.root / "reports" / "class-report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render(collect(course.root)), encoding="utf-8")
+    return target

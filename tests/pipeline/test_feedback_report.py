@@ -1,0 +1,64 @@
+"""Feedback shows failed checks and their messages but no hidden test code; the CSV export
+and the class report cover the class."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from autograder.pipeline import feedback, report
+from classroom import FEEDBACK_STUDENTS
+
+pytestmark = pytest.mark.pipeline
+HIDDEN = ("BEGIN HIDDEN TESTS", "from autograder import check", "check.linear_", "check.numerical_",
+          "check.rel_error", "autograder/registry.py", "raise CheckFailure")
+
+
+def _html(root, student, unit):
+    return next((root / "feedback" / student / unit).glob("*.html")).read_text(encoding="utf-8")
+
+
+def test_feedback_exists_for_every_chosen_submission(graded):
+    for student in FEEDBACK_STUDENTS:
+        for unit in graded.student(student).builders:
+            assert _html(graded.root, student, unit)
+
+
+def test_feedback_never_shows_hidden_test_code(graded):
+    pages = list((graded.root / "feedback").rglob("*.html"))
+    assert len(pages) >= len(FEEDBACK_STUDENTS)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not [word for word in HIDDEN if word in text], page
+
+
+def test_feedback_shows_the_failed_check_and_its_diagnosis(graded):
+    text = _html(graded.root, "bug-linear-weight-grad-transposed", "03_module_linear")
+    assert "CheckFailure" in text and "Likely mistake" in text and "transposed" in text
+    text = _html(graded.root, "bug-numerical-gradient-not-restoring-x", "02_gradients")
+    assert "not restored" in text
+
+
+def test_feedback_shows_the_graders_notes(graded):
+    assert "could not be read" in _html(graded.root, "bad-corrupted-json", "03_module_linear")
+    assert "did not finish within 10 s" in _html(graded.root, "bad-loop-in-method", "03_module_linear")
+
+
+def test_export_has_a_row_per_student_and_assignment(graded, tmp_path):
+    path = feedback.export(graded.root, tmp_path / "grades.csv")
+    rows = list(csv.DictReader(path.open()))
+    scores = {(r["student_id"], r["assignment"]): float(r["score"]) for r in rows}
+    assert scores[("reference", "03_module_linear")] == 20.0
+    assert scores[("release", "02_gradients")] == 0.0
+    assert len(rows) == len({s.name for s in graded.students}) * 3
+
+
+def test_class_report_shows_distributions_pass_rates_and_mistakes(graded, tmp_path):
+    data = report.collect(graded.root)
+    assert data.units == ["01_setup", "02_gradients", "03_module_linear"]
+    forward = data.cells[("03_module_linear", "check.linear_forward")]
+    assert len(forward) == len([s for s in graded.students if "03_module_linear" in s.builders])
+    texts = " ".join(data.examples.values())
+    assert "x was not restored" in texts and "instead of `+=`" in texts
+    html = report.write_report(graded.root, tmp_path / "report.html").read_text()
+    assert html.count("<img") == 2 and "Most frequent diagnosed mistakes" in html
