@@ -20,6 +20,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 sys.path.insert(0, ROOT)
 
+# The course's matrices are small: with two OpenBLAS threads on a busy 2-core grading
+# machine, products got 10-35x slower and training cells hit the cell timeout.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402  (needs the path above)
 
 # A solution cell that never returns must not stall grading.

@@ -9,6 +9,7 @@ from threadpoolctl import threadpool_limits
 
 # Kernels and processes the tests start (nbval, nbgrader, the browser test) inherit this.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)
