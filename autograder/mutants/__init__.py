@@ -25,5 +25,7 @@ def catalogue() -> list[Mutant]:
     """Every mutant of every family module."""
     mutants = []
     for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("_"):
+            continue
         mutants += importlib.import_module(f"{__name__}.{module.name}").MUTANTS
     return mutants
