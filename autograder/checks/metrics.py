@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course.testing._trusted import ndarray
-from course.testing.compare import expect_close
+from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, transposed, when
 from course.testing.failure import expect
 from autograder.registry import check
@@ -48,9 +47,9 @@ def confusion_matrix_counts(confusion_matrix):
     cases = CASES + ((rng.integers(0, 10, 500), rng.integers(0, 10, 500), 10),)
     for y_true, y_pred, n in cases:
         what = f"confusion_matrix(y_true, y_pred, n_classes={n})"
-        got = call(what, confusion_matrix, y_true.copy(), y_pred.copy(), n_classes=n)
-        expect(isinstance(got, ndarray) and got.shape == (n, n), f"{what} should be an array of "
-               f"shape ({n}, {n}), got {getattr(got, 'shape', type(got).__name__)}.")
+        got = as_array(what, call(what, confusion_matrix, y_true.copy(), y_pred.copy(), n_classes=n))
+        expect(got.shape == (n, n), f"{what} should be an array of shape ({n}, {n}), got "
+               f"{got.shape}.")
         expect(np.issubdtype(got.dtype, np.integer), f"{what} has dtype {got.dtype}: counts are "
                "integers; create C with np.zeros((n_classes, n_classes), dtype=np.int64).")
         expect_close(what, got, _by_loop(y_true, y_pred, n), f"{len(y_true)} samples, "
