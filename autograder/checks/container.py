@@ -516,28 +516,32 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
 
 @check
 def sequential_state_dict_buffers(Sequential, Linear, BatchNorm1d):
-    """state_dict() also holds BatchNorm1d's running_mean and running_var ('1.running_mean'),
-    and load_state_dict restores them."""
+    """state_dict() also holds the buffers of a layer that has some (BatchNorm1d's, or the
+    notebook's Standardize's running_mean and running_var: '1.running_mean'), and
+    load_state_dict restores them."""
+    kind = getattr(BatchNorm1d, "__name__", "BatchNorm1d")
+
     def model(seed):
         rng = np.random.default_rng(seed)
         built = build(Sequential, [layer(Linear, 3, 4, rng=rng), layer(BatchNorm1d, 4, rng=rng),
                                    layer(Linear, 4, 2, rng=rng)])
         for name in RUNNING:
             values = rng.uniform(0.5, 2.0, 4)
-            call(f"setting BatchNorm1d.{name}", setattr, built.leaves[1], name, values)
+            call(f"setting {kind}.{name}", setattr, built.leaves[1], name, values)
         return built
     a, b = model(1), model(2)
     state = state_of(a)
     for name in RUNNING:
         expect(f"1.{name}" in list(state.keys()),
                f"Sequential.state_dict() has no '1.{name}' (keys: {list(state.keys())}). Running "
-               "statistics are buffers: state, though not parameters. Save and load them with "
-               "the parameters, or a loaded model predicts differently in eval mode.")
+               f"statistics such as {kind}.{name} are buffers: state, though not parameters. "
+               "Save and load them with the parameters, or a loaded model predicts differently "
+               "in eval mode.")
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
     for name in RUNNING:
-        expect_close(f"BatchNorm1d (layer 1) {name} after load_state_dict",
-                     running_stat("BatchNorm1d", b.leaves[1], name, 4),
-                     running_stat("BatchNorm1d", a.leaves[1], name, 4),
+        expect_close(f"{kind} (layer 1) {name} after load_state_dict",
+                     running_stat(kind, b.leaves[1], name, 4),
+                     running_stat(kind, a.leaves[1], name, 4),
                      "it should equal the saved model's")
 
 
@@ -558,6 +562,11 @@ def sequential_repr(Sequential, Linear, ReLU):
     expected = _layout(name, [_layout(name, texts[:2]), _layout(name, texts[2:])])
     got = call("repr(model)", repr, built.model)
     expect(isinstance_(got, str), f"repr(model) returned {type(got).__name__}, not a string.")
-    if [line.strip() for line in got.strip().splitlines()] != \
-            [line.strip() for line in expected.splitlines()]:
-        fail(f"print(model) shows\n{got}\n\nexpected (as PyTorch prints it)\n{expected}")
+    lines = [line.rstrip() for line in got.strip("\n").splitlines()]
+    if lines == expected.splitlines():
+        return
+    message = f"print(model) shows\n{got}\n\nexpected (as PyTorch prints it)\n{expected}"
+    if [line.strip() for line in lines] == [line.strip() for line in expected.splitlines()]:
+        message += ("\n  Likely mistake: the nesting is not indented: every line of a child's "
+                    "text gets two more spaces, repr(child).replace('\\n', '\\n  ').")
+    fail(message)

@@ -374,14 +374,18 @@ def optimizer_param_groups(SGD, Parameter=None):
 
 
 # ----------------------------------------------------------------------------- Adam, AdamW
-def adam_rule(s: Step, grad: np.ndarray, *, correct: bool = True, decay: float = 0.0) -> np.ndarray:
-    """The weight after one Adam step with ``grad``; ``decay`` shrinks w first (AdamW)."""
+def adam_rule(s: Step, grad: np.ndarray, *, correct: bool = True, decay: float = 0.0,
+              eps_at: str = "outside") -> np.ndarray:
+    """The weight after one Adam step with ``grad``; ``decay`` shrinks w first (AdamW);
+    ``eps_at`` places eps as PyTorch does ("outside" sqrt(v_hat)), "inside" the root, or
+    "uncorrected", added to sqrt(v) before the bias correction."""
     beta1, beta2 = s["betas"]
     m = beta1 * s.before.get("exp_avg", 0.0) + (1 - beta1) * grad
     v = beta2 * s.before.get("exp_avg_sq", 0.0) + (1 - beta2) * grad * grad
-    if correct:
-        m, v = m / (1 - beta1**s.t), v / (1 - beta2**s.t)
-    return s.w * (1 - decay) - s["lr"] * m / (np.sqrt(v) + s["eps"])
+    c1, c2 = (1 - beta1**s.t, 1 - beta2**s.t) if correct else (1.0, 1.0)
+    denominator = {"outside": np.sqrt(v / c2) + s["eps"], "inside": np.sqrt(v / c2 + s["eps"]),
+                   "uncorrected": (np.sqrt(v) + s["eps"]) / np.sqrt(c2)}[eps_at]
+    return s.w * (1 - decay) - s["lr"] * (m / c1) / denominator
 
 
 def _decoupled(s: Step) -> float:
@@ -400,7 +404,16 @@ def no_bias_correction(decoupled: bool) -> Mistake:
         "first steps have the wrong size.")
 
 
-ADAM_MISTAKES = (
+EPS_MISTAKES = (
+    Mistake("eps_inside_sqrt", lambda s: adam_rule(s, s.l2(), eps_at="inside"),
+            "eps is inside the square root (sqrt(v_hat + eps)); PyTorch divides by "
+            "sqrt(v_hat) + eps."),
+    Mistake("eps_before_correction", lambda s: adam_rule(s, s.l2(), eps_at="uncorrected"),
+            "eps was added to sqrt(v) before the bias correction; correct v first, then add "
+            "eps: sqrt(v / (1 - beta2**t)) + eps."),
+)
+
+ADAM_MISTAKES = EPS_MISTAKES + (
     no_bias_correction(decoupled=False),
     Mistake("decay_after_moments", lambda s: adam_rule(s, s.g, decay=_decoupled(s))
             if s["weight_decay"] else None,
@@ -425,8 +438,9 @@ ADAMW_MISTAKES = (
 
 @check
 def adam_step(Adam, Parameter=None):
-    """Adam with bias correction: the defaults (lr=1e-3), lr=0.1, other betas."""
-    configs = [dict(), dict(lr=0.1), dict(lr=0.01, betas=(0.8, 0.99))]
+    """Adam with bias correction: the defaults (lr=1e-3), lr=0.1, other betas, and a large
+    eps=0.1, where its place in the denominator shows."""
+    configs = [dict(), dict(lr=0.1), dict(lr=0.01, betas=(0.8, 0.99)), dict(lr=0.1, eps=0.1)]
     expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES)
 
 

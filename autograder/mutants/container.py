@@ -93,6 +93,12 @@ class ReprWithoutChildren(nn.Sequential):
         return "Sequential()"
 
 
+class ReprNotIndented(nn.Sequential):
+    def __repr__(self):
+        lines = [f"  ({name}): {child!r}" for name, child in self._modules.items()]
+        return "\n".join([f"{type(self).__name__}("] + lines + [")"])
+
+
 MUTANTS = [
     Mutant("sequential_backward_forward_order", "Sequential", BackwardForwardOrder,
            "runs in forward order", "backward loops over the layers first to last"),
@@ -120,4 +126,6 @@ MUTANTS = [
            "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
     Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
            "print(model) does not show the layers"),
+    Mutant("sequential_repr_not_indented", "Sequential", ReprNotIndented, "not indented",
+           "a nested Sequential's lines are not indented"),
 ]

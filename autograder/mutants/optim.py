@@ -78,6 +78,36 @@ class AdamNoBiasCorrection(optim.Adam):
         param.data -= group["lr"] * m / (np.sqrt(v) + group["eps"])
 
 
+class AdamEpsInsideSqrt(optim.Adam):
+    """eps added to v_hat under the root: sqrt(v_hat + eps)."""
+
+    def _update(self, param, group, state):
+        grad = self._gradient(param, group)
+        beta1, beta2 = group["betas"]
+        t = state["step"] = state.get("step", 0) + 1
+        m = state.setdefault("exp_avg", np.zeros_like(param.data))
+        v = state.setdefault("exp_avg_sq", np.zeros_like(param.data))
+        m[...] = beta1 * m + (1 - beta1) * grad
+        v[...] = beta2 * v + (1 - beta2) * grad * grad
+        v_hat = v / (1 - beta2**t)
+        param.data -= group["lr"] * m / (1 - beta1**t) / np.sqrt(v_hat + group["eps"])
+
+
+class AdamEpsBeforeCorrection(optim.Adam):
+    """The paper's 'efficient' form: lr_t * m / (sqrt(v) + eps), eps not corrected."""
+
+    def _update(self, param, group, state):
+        grad = self._gradient(param, group)
+        beta1, beta2 = group["betas"]
+        t = state["step"] = state.get("step", 0) + 1
+        m = state.setdefault("exp_avg", np.zeros_like(param.data))
+        v = state.setdefault("exp_avg_sq", np.zeros_like(param.data))
+        m[...] = beta1 * m + (1 - beta1) * grad
+        v[...] = beta2 * v + (1 - beta2) * grad * grad
+        lr_t = group["lr"] * np.sqrt(1 - beta2**t) / (1 - beta1**t)
+        param.data -= lr_t * m / (np.sqrt(v) + group["eps"])
+
+
 class AdamL2AfterMoments(optim.Adam):
     def _gradient(self, param, group):
         return param.grad
@@ -160,6 +190,10 @@ MUTANTS = [
            "overrides the constructor's value", "defaults override the group dict's own keys"),
     Mutant("adam_no_bias_correction", "Adam", AdamNoBiasCorrection, "without bias correction",
            "m and v used without dividing by 1 - beta**t"),
+    Mutant("adam_eps_inside_sqrt", "Adam", AdamEpsInsideSqrt, "inside the square root",
+           "sqrt(v_hat + eps)"),
+    Mutant("adam_eps_before_correction", "Adam", AdamEpsBeforeCorrection,
+           "before the bias correction", "eps added to sqrt(v) before correcting v"),
     Mutant("adam_l2_after_moments", "Adam", AdamL2AfterMoments, "after the moments",
            "Adam's L2 term added to the update instead of the gradient"),
     Mutant("adamw_decay_in_gradient", "AdamW", AdamWDecayInGradient, "Adam with L2",
