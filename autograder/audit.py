@@ -17,7 +17,7 @@ from minitorch_ref import autograd, data, gradcheck, nn, optim
 from minitorch_ref.nn import init
 from minitorch_ref.optim import lr_scheduler
 
-_NAMESPACES = (nn, init, optim, lr_scheduler, data, gradcheck, autograd)
+_NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck, autograd, init)
 
 
 def reference(name: str) -> object:
