@@ -27,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 import minitorch_ref
+from autograder.checks._fd import fd_verdict
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call
@@ -38,7 +39,6 @@ from minitorch_ref import nn as manual
 from minitorch_ref.autograd import Tensor as ReferenceTensor
 from minitorch_ref.autograd.functions import unbroadcast
 from minitorch_ref.autograd.graph import topological_order
-from minitorch_ref.gradcheck import numerical_gradient, rel_error
 
 Mistake = tuple[np.ndarray, str]  # what a classic mistake gives, and its explanation
 
@@ -174,23 +174,6 @@ def broadcast_signatures() -> tuple[Signature, ...]:
     )
 
 
-def fd_verdict(loss: Callable[[], float], array: np.ndarray, got: np.ndarray, name: str) -> str:
-    """Whether ``got`` agrees with central differences of the student's own forward."""
-    try:
-        with np.errstate(all="ignore"):
-            numeric = numerical_gradient(loss, array)
-    except Exception:  # noqa: BLE001 - a broken forward: nothing to compare with
-        return ""
-    if numeric.shape != got.shape:
-        return ""
-    error = rel_error(numeric, got)
-    if error < 1e-5:
-        return (f"\n  Your {name}.grad agrees with finite differences of your own forward "
-                f"(rel. error {error:.1e}), so the bug is in a forward computation.")
-    return (f"\n  Your {name}.grad also disagrees with finite differences of your own forward "
-            f"(rel. error {error:.1e}): a backward rule (or the engine) is wrong.")
-
-
 def student_loss(Tensor: type, case: Case, arrays: dict[str, np.ndarray],
                  G: np.ndarray) -> Callable[[], float]:
     """``sum(G * fn(inputs))`` computed by the student's forward on the current ``arrays``."""
@@ -227,7 +210,9 @@ def expect_grad(Tensor: type, case: Case, name: str, leaf, expected: Expected,
     if fd:
         arrays = {n: a.copy() for n, a in case.inputs.items()}
         message += fd_verdict(student_loss(Tensor, case, arrays, expected.G), arrays[name],
-                              asarray(got, dtype=float), name)
+                              asarray(got, dtype=float), f"Your {name}.grad",
+                              ", so the bug is in a forward computation.",
+                              ": a backward rule (or the engine) is wrong.")
     fail(message)
 
 
