@@ -14,7 +14,7 @@ from autograder.mutants.autograd import MUTANTS
 from students import (assert_mutants_cover, assert_says, assert_shows_no_check_code, family,
                       family_tests, grade, reference_subclass, student_with)
 
-FAMILY = family("autograd")
+FAMILY = family("autograd_ops", "autograd_engine", "autograd_mlp")
 
 
 STUDENT = '''

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 
 from autograder import audit, registry
@@ -97,7 +96,6 @@ def test_an_endless_loop_is_stopped(name, timed_out):
 
 def test_a_loop_that_calls_forward_and_model_zero_grad_passes():
     train_epoch = notebook('''
-import numpy as np
 
 def train_epoch(model, loader, criterion, optimizer):
     model.train()
