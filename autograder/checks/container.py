@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from course.testing._trusted import asarray, isinstance_, ndarray
-from autograder.checks.regularization import RUNNING, method, running_stat, set_mode
+from autograder.checks._calls import method, set_mode
+from autograder.checks.batchnorm import RUNNING, running_stat
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, when
 from course.testing.failure import CheckFailure, expect, fail

@@ -11,7 +11,7 @@ from students import (ENDLESS_FORWARD, MODULES, STUB_BACKWARD, assert_mutants_co
                       assert_shows_no_check_code, family, family_tests, grade, notebook_class,
                       reference_subclass, student_with)
 
-FAMILY = family("regularization")
+FAMILY = family("dropout", "batchnorm")
 
 
 # --------------------------------------------------------------------------- the family
