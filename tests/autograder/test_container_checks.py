@@ -11,7 +11,7 @@ from autograder.mutants import catalogue
 from students import (ENDLESS_FORWARD, LINEAR_CLASS, MODULES, assert_shows_no_check_code, family,
                       family_tests, grade_student, notebook, reference_subclass, student_with)
 
-FAMILY = family("container")
+FAMILY = family("container", "container_state")
 
 # The student's Module, Dropout and BatchNorm1d, their Linear made a Module (its
 # super().__init__() then reaches Module's), ReLU and the container.

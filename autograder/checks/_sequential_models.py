@@ -1,0 +1,133 @@
+"""The models the Sequential checks build from the student's own layers, each wrapped in a
+recording subclass, so that a failure can say which layer was called out of order or first
+received a wrong input or gradient."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from autograder.integrity import check_instance
+from autograder.sandbox import call, construct
+from course.testing._trusted import asarray
+from course.testing.failure import fail
+
+
+PARAMS = ("weight", "bias")
+
+
+NEEDS_LAYERS = ("\n  (This check grades Sequential and needs your {cls} to work on its own; "
+                "fix {cls} first.)")
+
+
+# ---------------------------------------------------------------------------- recording
+@dataclass
+class Call:
+    """One forward or backward call that reached a layer: which one, with what."""
+
+    kind: str
+    layer: int
+    given: np.ndarray | None
+
+
+@dataclass
+class Recorder:
+    """Wraps layer classes so that every forward/backward call is logged in order."""
+
+    leaves: list = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+    def spy(self, cls: type) -> type:
+        recorder = self
+
+        def forward(layer, x):
+            recorder.log("forward", layer, x)
+            return cls.forward(layer, x)
+
+        def backward(layer, grad_output):
+            recorder.log("backward", layer, grad_output)
+            return cls.backward(layer, grad_output)
+
+        def __call__(layer, *args, **kwargs):
+            return layer.forward(*args, **kwargs)
+        return type(cls.__name__, (cls,), {
+            "forward": forward, "backward": backward, "__call__": __call__,
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+        })
+
+    def log(self, kind: str, layer: object, value: object) -> None:
+        index = next((i for i, leaf in enumerate(self.leaves) if leaf is layer), -1)
+        try:
+            given = asarray(value, dtype=float).copy()
+        except (TypeError, ValueError):
+            given = None
+        self.calls.append(Call(kind, index, given))
+
+    def of(self, kind: str) -> list[Call]:
+        return [c for c in self.calls if c.kind == kind]
+
+
+# ---------------------------------------------------------------------------- models
+@dataclass
+class Built:
+    """A student's model and its leaf layers, with their dotted names ('0', '1.2', ...)."""
+
+    model: object
+    leaves: list
+    names: list[str]
+    containers: list[tuple[str, object]]
+
+    def label(self, k: int) -> str:
+        return f"layer {self.names[k]} ({type(self.leaves[k]).__name__})"
+
+    def params(self) -> list[tuple[str, object, str]]:
+        """(dotted name, layer, attribute) of every parameter, in PyTorch's order."""
+        return [(f"{self.names[k]}.{name}", leaf, name) for k, leaf in enumerate(self.leaves)
+                for name in PARAMS if getattr(leaf, name, None) is not None]
+
+
+def _sequential(Sequential: type, *children):
+    shown = ", ".join(type(c).__name__ + "(...)" for c in children)
+    model = call(f"Sequential({shown})", Sequential, *children)
+    check_instance("Sequential", model, allowed=children)
+    return model
+
+
+def build(Sequential: type, leaves: list, nested: bool = False) -> Built:
+    """``Sequential(*leaves)``, or ``Sequential(Sequential(*first two), Sequential(*rest))``."""
+    if not nested:
+        model = _sequential(Sequential, *leaves)
+        return Built(model, leaves, [str(i) for i in range(len(leaves))], [("the model", model)])
+    inner = [_sequential(Sequential, *leaves[:2]), _sequential(Sequential, *leaves[2:])]
+    model = _sequential(Sequential, *inner)
+    names = [f"0.{i}" for i in range(2)] + [f"1.{i}" for i in range(len(leaves) - 2)]
+    containers = [("the model", model), ("its child 0 (Sequential)", inner[0]),
+                  ("its child 1 (Sequential)", inner[1])]
+    return Built(model, leaves, names, containers)
+
+
+def layer(cls: type, *args, rng: np.random.Generator | None = None):
+    """A student layer; with ``rng``, its weight and bias get fresh random values."""
+    module = construct(cls, *args)
+    for name in PARAMS if rng is not None else ():
+        param = getattr(module, name, None)
+        data = getattr(param, "data", None)
+        if data is None:
+            fail(f"Your {cls.__name__} has no {name} Parameter with a .data array."
+                 + NEEDS_LAYERS.format(cls=cls.__name__))
+        param.data = rng.standard_normal(asarray(data).shape)
+    return module
+
+
+def mlp(Linear: type, ReLU: type, seed: int) -> list:
+    """Linear(3, 5), ReLU, Linear(5, 4), ReLU, Linear(4, 2) with random parameters."""
+    rng = np.random.default_rng(seed)
+    return [layer(Linear, 3, 5, rng=rng), layer(ReLU), layer(Linear, 5, 4, rng=rng),
+            layer(ReLU), layer(Linear, 4, 2, rng=rng)]
+
+
+def spied_mlp(Sequential, Linear, ReLU, seed: int, nested: bool) -> tuple[Built, Recorder]:
+    recorder = Recorder()
+    built = build(Sequential, mlp(recorder.spy(Linear), recorder.spy(ReLU), seed), nested)
+    recorder.leaves = built.leaves
+    return built, recorder

@@ -1,0 +1,178 @@
+"""Checks of a Sequential's state: train()/eval() reaching every layer,
+state_dict()/load_state_dict() (copies, buffers) and print(model).
+
+The models are built as in ``container``, from the student's own layers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks._calls import method, set_mode
+from autograder.checks._sequential_models import Built, build, layer, mlp
+from autograder.checks.batchnorm import RUNNING, running_stat
+from autograder.registry import check
+from autograder.sandbox import call
+from course.testing._trusted import asarray, isinstance_
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import close, when
+from course.testing.failure import expect, fail
+
+
+# ---------------------------------------------------------------------------- modes
+def _mode_hint(after: str, training: bool) -> str:
+    if after == "construction":
+        return "A new module is in training mode (training = True)."
+    method = after.split(".")[1]
+    return (f"{method} must be propagated to every child module (recursively), or Dropout and "
+            f"BatchNorm inside the model keep behaving as in {'eval' if training else 'training'} "
+            "mode.")
+
+
+@check
+def sequential_modes(Sequential, Linear, Dropout):
+    """eval() and train() set .training on the model and on every child, recursively; a new
+    model is in training mode."""
+    leaves = [layer(Linear, 3, 4), layer(Dropout, 0.5), layer(Linear, 4, 4), layer(Dropout, 0.3),
+              layer(Linear, 4, 2)]
+    built = build(Sequential, leaves, nested=True)
+    modules = built.containers + [(built.label(k), leaf) for k, leaf in enumerate(leaves)]
+    for training, after in ((True, "construction"), (False, "model.eval()"),
+                            (True, "model.train()"), (False, "model.eval()")):
+        if after != "construction":
+            set_mode("Sequential", built.model, training)
+        for label, module in modules:
+            flag = getattr(module, "training", None)
+            expect(flag is not None, f"After {after}, {label} has no attribute training.")
+            expect(bool(flag) == training, f"After {after}, {label} has training={flag}, "
+                   f"expected {training}. {_mode_hint(after, training)}")
+
+
+# ---------------------------------------------------------------------------- state
+def state_of(built: Built) -> dict:
+    """The student's state_dict() as a dict of float arrays."""
+    state = call("Sequential.state_dict()", method(built.model, "state_dict"))
+    expect(hasattr(state, "keys") and hasattr(state, "__getitem__"),
+           f"Sequential.state_dict() should return a dict from names to arrays, got "
+           f"{type(state).__name__}.")
+    return state
+
+
+def _expect_keys(state: dict, expected: list[str]) -> None:
+    keys = list(state.keys())
+    missing = [k for k in expected if k not in keys]
+    unexpected = [k for k in keys if k not in expected]
+    expect(not missing and not unexpected,
+           f"Sequential.state_dict() has the keys {keys}; expected {expected}, PyTorch's dotted "
+           "names (the child's index, a dot, the attribute name).")
+
+
+@check
+def sequential_state_dict(Sequential, Linear, ReLU):
+    """b.load_state_dict(a.state_dict()) gives b a's parameter values, in b's own Parameter
+    objects; the keys are PyTorch's ('0.weight', '1.0.bias' in a nested model)."""
+    for nested in (False, True):
+        a = build(Sequential, mlp(Linear, ReLU, 1), nested)
+        b = build(Sequential, mlp(Linear, ReLU, 2), nested)
+        state = state_of(a)
+        _expect_keys(state, [label for label, _, _ in a.params()])
+        before = [(getattr(leaf, name), asarray(getattr(leaf, name).data).copy())
+                  for _, leaf, name in b.params()]
+        call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
+        for (label, leaf, name), (_, a_leaf, _), (param, old) in zip(b.params(), a.params(),
+                                                                     before):
+            expect(getattr(leaf, name) is param,
+                   f"load_state_dict replaced the Parameter objects ({label}): an optimizer "
+                   "built before loading would keep updating the old ones. Copy the values into "
+                   "the existing Parameters (param.data[...] = value).")
+            unchanged = when("unchanged", lambda g, e, old=old: close(g, old),
+                             "load_state_dict left this parameter unchanged.")
+            expect_close(f"{label} after load_state_dict", param.data, getattr(a_leaf, name).data,
+                         "it should equal the saved model's", (unchanged,))
+
+
+def _shift_in_place(built: Built) -> None:
+    """What an optimizer step does: change every parameter's array in place."""
+    for _, leaf, name in built.params():
+        data = getattr(leaf, name).data
+        np.add(data, 1.0, out=data)
+
+
+@check
+def sequential_state_dict_copies(Sequential, Linear, ReLU):
+    """A saved state_dict() does not change when training goes on (it holds copies), and a model
+    loaded from it does not share arrays with it."""
+    a = build(Sequential, mlp(Linear, ReLU, 1))
+    state = state_of(a)
+    saved = {key: as_array(f"state_dict()['{key}']", state[key]).copy() for key in state.keys()}
+    _shift_in_place(a)
+    for key, value in saved.items():
+        expect(close(state[key], value),
+               f"state_dict()['{key}'] changed when the model's parameter changed in place (as "
+               "an optimizer step does): the state holds the parameters' own arrays, no copies. "
+               "Return copies (param.data.copy()), so that a saved best model stays as it was.")
+    b = build(Sequential, mlp(Linear, ReLU, 2))
+    call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
+    _shift_in_place(b)
+    for key, value in saved.items():
+        expect(close(state[key], value),
+               f"After load_state_dict(state), training the loaded model changed state['{key}']: "
+               "the model shares its arrays with the state dict. Copy the values in "
+               "(param.data[...] = value, or value.copy()).")
+
+
+@check
+def sequential_state_dict_buffers(Sequential, Linear, BatchNorm1d):
+    """state_dict() also holds the buffers of a layer that has some (BatchNorm1d's, or the
+    notebook's Standardize's running_mean and running_var: '1.running_mean'), and
+    load_state_dict restores them."""
+    kind = getattr(BatchNorm1d, "__name__", "BatchNorm1d")
+
+    def model(seed):
+        rng = np.random.default_rng(seed)
+        built = build(Sequential, [layer(Linear, 3, 4, rng=rng), layer(BatchNorm1d, 4, rng=rng),
+                                   layer(Linear, 4, 2, rng=rng)])
+        for name in RUNNING:
+            values = rng.uniform(0.5, 2.0, 4)
+            call(f"setting {kind}.{name}", setattr, built.leaves[1], name, values)
+        return built
+    a, b = model(1), model(2)
+    state = state_of(a)
+    for name in RUNNING:
+        expect(f"1.{name}" in list(state.keys()),
+               f"Sequential.state_dict() has no '1.{name}' (keys: {list(state.keys())}). Running "
+               f"statistics such as {kind}.{name} are buffers: state, though not parameters. "
+               "Save and load them with the parameters, or a loaded model predicts differently "
+               "in eval mode.")
+    call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
+    for name in RUNNING:
+        expect_close(f"{kind} (layer 1) {name} after load_state_dict",
+                     running_stat(kind, b.leaves[1], name, 4),
+                     running_stat(kind, a.leaves[1], name, 4),
+                     "it should equal the saved model's")
+
+
+# ---------------------------------------------------------------------------- print
+def _layout(name: str, children: list[str]) -> str:
+    """PyTorch's print(model) for a container called ``name`` with these children's texts."""
+    lines = [f"  ({i}): " + text.replace("\n", "\n  ") for i, text in enumerate(children)]
+    return "\n".join([f"{name}("] + lines + [")"])
+
+
+@check
+def sequential_repr(Sequential, Linear, ReLU):
+    """print(model) shows 'Sequential(', then '(i): <child>' per child, nested ones indented, and
+    ')', as PyTorch does."""
+    built = build(Sequential, mlp(Linear, ReLU, 0), nested=True)
+    texts = [call(f"repr({built.label(k)})", repr, leaf) for k, leaf in enumerate(built.leaves)]
+    name = type(built.model).__name__
+    expected = _layout(name, [_layout(name, texts[:2]), _layout(name, texts[2:])])
+    got = call("repr(model)", repr, built.model)
+    expect(isinstance_(got, str), f"repr(model) returned {type(got).__name__}, not a string.")
+    lines = [line.rstrip() for line in got.strip("\n").splitlines()]
+    if lines == expected.splitlines():
+        return
+    message = f"print(model) shows\n{got}\n\nexpected (as PyTorch prints it)\n{expected}"
+    if [line.strip() for line in lines] == [line.strip() for line in expected.splitlines()]:
+        message += ("\n  Likely mistake: the nesting is not indented: every line of a child's "
+                    "text gets two more spaces, repr(child).replace('\\n', '\\n  ').")
+    fail(message)
