@@ -1,0 +1,160 @@
+"""Checks of the class losses: CrossEntropyLoss (stability, label smoothing) and NLLLoss.
+See ``_loss_cases`` for how a loss is graded."""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from autograder.checks._loss_cases import (
+    CLASS_CASES, Family, Inputs, LossCase, Signatures, check_grads, check_option, check_stable,
+    check_values,
+)
+from autograder.registry import check
+from course.testing.diagnose import close, finite, not_finite, sign_flipped, when
+from minitorch_ref import nn as ref
+
+
+# ---------------------------------------------------------------------------- CrossEntropyLoss
+def _onehot(target: np.ndarray, classes: int) -> np.ndarray:
+    return np.eye(classes)[target]
+
+
+def _ce_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, grad: bool) -> Signatures:
+    if not grad:
+        return ()
+    probs = special.softmax(pred, axis=1)
+    minus_onehot = -_onehot(target, pred.shape[1]) / (len(pred) if case.reduction == "mean" else 1)
+
+    def jacobian_again(got, expected):
+        return close(got, probs * (expected - (expected * probs).sum(axis=1, keepdims=True)))
+
+    return (
+        when("softmax_twice", jacobian_again,
+             "dL/dz has the Softmax Jacobian applied a second time. (softmax(z) - onehot(y)) / N "
+             "is already the gradient with respect to the logits z: return it as is (and do not "
+             "put a Softmax layer before CrossEntropyLoss, which applies softmax itself)."),
+        when("no_softmax", lambda got, expected: close(got, minus_onehot),
+             "dL/dz is -onehot(y) / N: the softmax part is missing. With respect to the logits "
+             "the gradient is (softmax(z) - onehot(y)) / N."),
+        sign_flipped("the sign is flipped: dL/dz = (softmax(z) - onehot(y)) / N, "
+                     "not onehot(y) - softmax(z)."),
+    )
+
+
+def class_logits(case: LossCase) -> Inputs:
+    rng = case.rng()
+    n, classes = case.shape
+    return 2 * rng.standard_normal(case.shape), rng.integers(0, classes, n)
+
+
+CROSS_ENTROPY = Family("CrossEntropyLoss", ref.CrossEntropyLoss, class_logits, per_sample=True,
+                       hints=_ce_hints)
+
+
+@check
+def cross_entropy_loss_forward(CrossEntropyLoss):
+    """mean over samples of log(sum(exp(z))) - z[target] on logits (N, C), and 'sum'."""
+    check_values(CrossEntropyLoss, CROSS_ENTROPY, CLASS_CASES)
+
+
+@check
+def cross_entropy_loss_backward(CrossEntropyLoss):
+    """dL/dz = (softmax(z) - onehot(y)) / N (no 1/N for 'sum')."""
+    check_grads(CrossEntropyLoss, CROSS_ENTROPY, CLASS_CASES)
+
+
+LOG_SUM_EXP = "log_softmax(z) = z - m - log(sum(exp(z - m))), with m the row's max"
+
+
+CE_VALUE_STABILITY = (
+    not_finite("inf or NaN for logits of magnitude 1000: exp(1000) overflows (and exp(-1000) "
+               f"underflows to 0, then 0/0). Use the log-sum-exp trick: {LOG_SUM_EXP}."),
+    when("log_of_clamped_softmax",
+         lambda got, expected: finite(got) and float(got) < float(expected),
+         "the loss is too small for a confident wrong prediction: a softmax probability "
+         "underflowed to 0 and its log was clamped (or had an epsilon added). Compute the "
+         f"log-softmax directly, with the log-sum-exp trick: {LOG_SUM_EXP}."),
+)
+
+
+CE_GRAD_STABILITY = (
+    not_finite("inf or NaN in dL/dz for logits of magnitude 1000: compute softmax(z) as "
+               "exp(z - m) / sum(exp(z - m)), with m the row's max."),
+)
+
+
+CE_STABILITY = tuple((where, np.array(pred), np.array(target), CE_VALUE_STABILITY,
+                      CE_GRAD_STABILITY) for where, pred, target in (
+    ("logits of +-1000", [[-1000.0, 1000.0, 999.0], [1000.0, -1000.0, 0.0],
+                          [1000.0, 1000.0, 1000.0], [-1000.0, -1000.0, 1000.0]], [2, 0, 1, 0]),
+    ("logits all near -1000", [[-1000.0, -1000.0, -999.0], [-1002.0, -1000.0, -1001.0]], [0, 1]),
+))
+
+
+@check
+def cross_entropy_loss_stability(CrossEntropyLoss):
+    """Logits of +-1000: the loss and dL/dz are finite and exact (log-sum-exp trick)."""
+    check_stable(CrossEntropyLoss, CROSS_ENTROPY, CE_STABILITY)
+
+
+SMOOTHING_CASES = ((LossCase((4, 3), 0), 0.1), (LossCase((5, 4), 1, "sum"), 0.3),
+                   (LossCase((1, 5), 2), 0.2))
+
+
+def _ce_with(pred: np.ndarray, q: np.ndarray, reduction: str, grad: bool) -> object:
+    """Cross-entropy against the target distribution ``q``: the value or dL/dz."""
+    log_probs = special.log_softmax(pred, axis=1)
+    scale = 1 / len(pred) if reduction == "mean" else 1.0
+    return scale * (np.exp(log_probs) - q) if grad else -scale * float((q * log_probs).sum())
+
+
+def _smoothing_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, eps: float,
+                     grad: bool) -> Signatures:
+    onehot = _onehot(target, pred.shape[1])
+    others = (1 - eps) * onehot + eps / (pred.shape[1] - 1) * (1 - onehot)
+    ignored = _ce_with(pred, onehot, case.reduction, grad)
+    spread = _ce_with(pred, others, case.reduction, grad)
+    rule = "q = (1 - eps) onehot(y) + eps / C, loss -sum(q log_softmax(z)), dL/dz = softmax(z) - q"
+    return (
+        when("smoothing_ignored", lambda got, expected: close(got, ignored),
+             "the result equals the one without smoothing: label_smoothing is ignored. "
+             f"Use {rule}."),
+        when("smoothing_c_minus_1", lambda got, expected: close(got, spread),
+             "label smoothing spreads eps/(C-1) over the other classes; PyTorch spreads eps/C "
+             f"over all C classes, the true one included: {rule}."),
+    )
+
+
+@check
+def cross_entropy_loss_label_smoothing(CrossEntropyLoss):
+    """label_smoothing=eps: target q = (1 - eps) onehot + eps / C (value and dL/dz)."""
+    check_option(CrossEntropyLoss, CROSS_ENTROPY, "label_smoothing", SMOOTHING_CASES,
+                 _smoothing_hints)
+
+
+# ---------------------------------------------------------------------------- NLLLoss
+def _nll_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, grad: bool) -> Signatures:
+    rule = ("dL/dpred is -1/N at each sample's target class, 0 elsewhere" if grad else
+            "-pred[n, target[n]], not +log p (pred holds log-probabilities, which are <= 0, "
+            "so the loss is >= 0)")
+    return (sign_flipped(f"the sign is flipped: NLLLoss is the negative log-likelihood: {rule}."),)
+
+
+def log_probabilities(case: LossCase) -> Inputs:
+    logits, target = class_logits(case)
+    return special.log_softmax(logits, axis=1), target
+
+
+NLL = Family("NLLLoss", ref.NLLLoss, log_probabilities, per_sample=True, hints=_nll_hints)
+
+
+@check
+def nll_loss_forward(NLLLoss):
+    """mean over samples of -pred[n, target[n]] on log-probabilities (N, C), and 'sum'."""
+    check_values(NLLLoss, NLL, CLASS_CASES)
+
+
+@check
+def nll_loss_backward(NLLLoss):
+    """dL/dpred = -1/N at each sample's target class, 0 elsewhere (-1 for 'sum')."""
+    check_grads(NLLLoss, NLL, CLASS_CASES)
