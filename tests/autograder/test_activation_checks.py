@@ -11,7 +11,7 @@ from students import (ENDLESS_FORWARD, STUB_BACKWARD, assert_mutants_cover, asse
                       assert_shows_no_check_code, family, family_tests, grade, notebook_class,
                       reference_subclass, student_with)
 
-FAMILY = family("activation")
+FAMILY = family("activation", "softmax", "flatten")
 
 # A student's notebook: standalone classes, written the way the course teaches them.
 STUDENT = '''

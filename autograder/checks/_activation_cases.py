@@ -1,0 +1,155 @@
+"""The machinery of the activation checks (ReLU, LeakyReLU, Sigmoid, Tanh, GELU, Softmax,
+LogSoftmax) and of the shape modules (Identity, Flatten): inputs, families, check bodies.
+
+Every class has a forward check (batch 1, a 3-d input, entries exactly 0 and up to
++-1000, float64 kept float64) and a backward check (dL/dx against the reference, with
+the finite-difference verdict); the activations have a float32 check (output and dL/dx
+stay float32, as in PyTorch), and ReLU and LeakyReLU an edge-case check of the gradient
+at exactly 0 and below it. The ``*_signatures``
+functions recognise the classic bugs of each class from the wrong array.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from autograder.checks._modules import expect_forward, expect_input_grad, forward_pair, twins
+from autograder.sandbox import call
+from course.testing.compare import expect_close
+from course.testing.diagnose import Signature, finite, when
+from course.testing.failure import fail
+
+
+@dataclass(frozen=True)
+class Input:
+    """A test input: standard normal values (times ``scale``, plus ``offset``), or ``values``."""
+
+    shape: tuple[int, ...]
+    seed: int = 0
+    scale: float = 1.0
+    offset: float = 0.0
+    values: tuple[float, ...] = ()
+    dtype: str = "float64"
+    note: str = ""
+
+    def x(self) -> np.ndarray:
+        if self.values:
+            return np.array(self.values, dtype=self.dtype).reshape(self.shape)
+        x = self.offset + self.scale * np.random.default_rng(self.seed).standard_normal(self.shape)
+        return x.astype(self.dtype)
+
+    def grad(self, shape: tuple[int, ...]) -> np.ndarray:
+        """An upstream gradient dL/dY of the output's ``shape``."""
+        return np.random.default_rng(self.seed + 1000).standard_normal(shape).astype(self.dtype)
+
+    def __str__(self) -> str:
+        parts = [f"input of shape {self.shape}", self.note,
+                 self.dtype if self.dtype != "float64" else "",
+                 f"values ~{self.scale:g}" if self.scale != 1 else "",
+                 f"values near {self.offset:g}" if self.offset else ""]
+        return ", ".join(part for part in parts if part)
+
+
+BASIC = (Input((4, 3)), Input((1, 5), seed=1), Input((7, 2), seed=2), Input((2, 3, 4), seed=3))
+
+
+EXTREME = Input((2, 5), values=(-1000, -50, -1, -1e-3, 1, 50, 1000, 1e-3, -20, 20),
+                note="entries up to +-1000")
+
+
+LARGE = (EXTREME, Input((3, 4), seed=4, scale=1e3), Input((3, 4), seed=5, offset=1e3))
+
+
+ZEROS = Input((3, 4), values=(-2, 0, 1.5, -0.0, 0, 3, -1e-12, 1e-12, 0, -5, 2, 0),
+              note="entries exactly 0")
+
+
+FLOAT32 = Input((3, 4), seed=6, scale=3.0, dtype="float32")
+
+
+FLOAT32_TOL = {"rtol": 1e-4, "atol": 1e-6}
+
+
+Signatures = Callable[..., tuple[Signature, ...]]
+
+
+def _none(*args) -> tuple[Signature, ...]:
+    return ()
+
+
+@dataclass(frozen=True)
+class Family:
+    """A class under test: its reference, constructor arguments with their inputs, and
+    the signatures of its bugs, ``forward_signatures(x, kwargs)`` and
+    ``backward_signatures(x, grad_output, kwargs)``."""
+
+    name: str
+    reference: type
+    variants: tuple[tuple[dict, tuple[Input, ...]], ...]
+    forward_signatures: Signatures = _none
+    backward_signatures: Signatures = _none
+
+
+def reference_output(cls: type, kwargs: dict, x: np.ndarray, grad: np.ndarray | None = None):
+    """The reference's output on ``x``, or its dL/dx for ``grad`` if given."""
+    module = cls(**kwargs)
+    y = module.forward(x.copy())
+    return y if grad is None else module.backward(grad.copy())
+
+
+def _twins(family: Family, cls: type, kwargs: dict, inputs: tuple[Input, ...]):
+    """For each input: (name, input, student object, reference object, x)."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    what = f"{family.name}({shown})" if shown else family.name
+    for inp in inputs:
+        student, reference = twins(what, cls, family.reference, **kwargs)
+        yield what, inp, student, reference, inp.x()
+
+
+def check_forward(family: Family, cls: type, extra: tuple[Input, ...] = (ZEROS,)) -> None:
+    """The output of every variant on its inputs (and ``extra``), in the input's dtype."""
+    for kwargs, inputs in family.variants:
+        for what, inp, student, reference, x in _twins(family, cls, kwargs, inputs + extra):
+            expect_forward(what, student, reference, x, inp, family.forward_signatures(x, kwargs))
+
+
+def check_backward(family: Family, cls: type, inputs: tuple[Input, ...] = (),
+                   fd: bool = True) -> None:
+    """dL/dx of every variant on its inputs (or on ``inputs``), against the reference's."""
+    for kwargs, default in family.variants:
+        for what, inp, student, reference, x in _twins(family, cls, kwargs, inputs or default):
+            grad = inp.grad(reference_output(family.reference, kwargs, x).shape)
+            signatures = family.backward_signatures(x, grad, kwargs)
+            expect_input_grad(what, student, reference, x, grad, inp, signatures, fd)
+
+
+def check_float32(family: Family, cls: type) -> None:
+    """A float32 input: the output and dL/dx are right (to float32 precision) and float32."""
+    for kwargs, _ in family.variants:
+        for what, inp, student, reference, x in _twins(family, cls, kwargs, (FLOAT32,)):
+            got, expected = forward_pair(what, student, reference, x)
+            expect_close(f"{what}.forward output", got, expected, str(inp),
+                         family.forward_signatures(x, kwargs), **FLOAT32_TOL)
+            _expect_dtype(f"{what}.forward", got, x.dtype)
+            grad = inp.grad(expected.shape)
+            got = call(f"{what}.backward", student.backward, grad.copy())
+            got = expect_close(f"{what}.backward: grad_input (dL/dx)", got,
+                               reference.backward(grad.copy()), str(inp),
+                               family.backward_signatures(x, grad, kwargs), **FLOAT32_TOL)
+            _expect_dtype(f"{what}.backward", got, x.dtype)
+
+
+def _expect_dtype(what: str, got: np.ndarray, dtype: np.dtype) -> None:
+    if got.dtype != dtype:
+        fail(f"{what} returned dtype {got.dtype} for a {dtype} input; keep the input's dtype, "
+             "as PyTorch does. A float64 value in the formula promotes the result: a numpy "
+             "scalar such as np.sqrt(2) (use math.sqrt or a Python float), or an array made by "
+             "np.zeros(shape), np.where(mask, 1.0, slope) or np.vectorize (cast it with "
+             ".astype(x.dtype)).")
+
+
+# --------------------------------------------------------------------------- Sigmoid, Tanh
+def overflow(message: str) -> Signature:
+    return when("overflow", lambda got, e: finite(e) and not finite(got), message)
