@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks.optim import Twins, param_groups
+from autograder.checks._optim_twins import Twins, param_groups
 from course.testing.compare import as_array
 from course.testing.diagnose import Signature, close, diagnose, when
 from course.testing.failure import fail

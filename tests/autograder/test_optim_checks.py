@@ -13,7 +13,7 @@ from autograder.mutants import lr_scheduler as scheduler_mutants
 from autograder.mutants import optim as optim_mutants
 from students import failure, family
 
-FAMILY_CHECKS = family("optim", "lr_scheduler")
+FAMILY_CHECKS = family("optim", "adam", "lr_scheduler")
 MUTANTS = optim_mutants.MUTANTS + scheduler_mutants.MUTANTS
 
 

@@ -1,0 +1,145 @@
+"""Checks of the adaptive optimizers: Adam (bias correction, eps, L2 decay), AdamW (decoupled
+decay) and RMSprop (centred, momentum). See ``_optim_twins`` for how an optimizer is graded."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from autograder.checks._optim_twins import Mistake, Step, decay_mistakes, expect_configs
+from autograder.registry import check
+
+
+# ----------------------------------------------------------------------------- Adam, AdamW
+def adam_rule(s: Step, grad: np.ndarray, *, correct: bool = True, decay: float = 0.0,
+              eps_at: str = "outside") -> np.ndarray:
+    """The weight after one Adam step with ``grad``; ``decay`` shrinks w first (AdamW);
+    ``eps_at`` places eps as PyTorch does ("outside" sqrt(v_hat)), "inside" the root, or
+    "uncorrected", added to sqrt(v) before the bias correction."""
+    beta1, beta2 = s["betas"]
+    m = beta1 * s.before.get("exp_avg", 0.0) + (1 - beta1) * grad
+    v = beta2 * s.before.get("exp_avg_sq", 0.0) + (1 - beta2) * grad * grad
+    c1, c2 = (1 - beta1**s.t, 1 - beta2**s.t) if correct else (1.0, 1.0)
+    denominator = {"outside": np.sqrt(v / c2) + s["eps"], "inside": np.sqrt(v / c2 + s["eps"]),
+                   "uncorrected": (np.sqrt(v) + s["eps"]) / np.sqrt(c2)}[eps_at]
+    return s.w * (1 - decay) - s["lr"] * (m / c1) / denominator
+
+
+def _decoupled(s: Step) -> float:
+    return s["lr"] * s["weight_decay"]
+
+
+def no_bias_correction(decoupled: bool) -> Mistake:
+    def predict(s: Step) -> np.ndarray:
+        if decoupled:
+            return adam_rule(s, s.g, correct=False, decay=_decoupled(s))
+        return adam_rule(s, s.l2(), correct=False)
+    return Mistake(
+        "no_bias_correction", predict,
+        "Adam without bias correction: divide the moments by (1 - beta1**t) and "
+        "(1 - beta2**t), with t the number of steps so far, counted from 1. Without it the "
+        "first steps have the wrong size.")
+
+
+EPS_MISTAKES = (
+    Mistake("eps_inside_sqrt", lambda s: adam_rule(s, s.l2(), eps_at="inside"),
+            "eps is inside the square root (sqrt(v_hat + eps)); PyTorch divides by "
+            "sqrt(v_hat) + eps."),
+    Mistake("eps_before_correction", lambda s: adam_rule(s, s.l2(), eps_at="uncorrected"),
+            "eps was added to sqrt(v) before the bias correction; correct v first, then add "
+            "eps: sqrt(v / (1 - beta2**t)) + eps."),
+)
+
+
+ADAM_MISTAKES = EPS_MISTAKES + (
+    no_bias_correction(decoupled=False),
+    Mistake("decay_after_moments", lambda s: adam_rule(s, s.g, decay=_decoupled(s))
+            if s["weight_decay"] else None,
+            "weight decay was applied to the weights after the moments (that is AdamW's "
+            "decoupled decay). Adam's weight_decay is L2: add weight_decay * w to the gradient "
+            "before updating m and v."),
+) + decay_mistakes(adam_rule)
+
+
+ADAMW_MISTAKES = (
+    no_bias_correction(decoupled=True),
+    Mistake("decay_in_gradient", lambda s: adam_rule(s, s.l2()) if s["weight_decay"] else None,
+            "the weight decay went into the gradient (g + weight_decay * w): that is Adam with "
+            "L2. AdamW decouples it: first w <- w * (1 - lr * weight_decay), then the Adam step "
+            "with the plain gradient."),
+    Mistake("decay_without_lr", lambda s: adam_rule(s, s.g, decay=s["weight_decay"])
+            if s["weight_decay"] else None,
+            "the decay is w * (1 - weight_decay); AdamW multiplies by (1 - lr * weight_decay)."),
+    Mistake("decoupled_missing", lambda s: adam_rule(s, s.g) if s["weight_decay"] else None,
+            "weight_decay is ignored: AdamW first shrinks w <- w * (1 - lr * weight_decay)."),
+)
+
+
+@check
+def adam_step(Adam, Parameter=None):
+    """Adam with bias correction: the defaults (lr=1e-3), lr=0.1, other betas, and a large
+    eps=0.1, where its place in the denominator shows."""
+    configs = [dict(), dict(lr=0.1), dict(lr=0.01, betas=(0.8, 0.99)), dict(lr=0.1, eps=0.1)]
+    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES)
+
+
+@check
+def adam_weight_decay(Adam, Parameter=None):
+    """Adam's weight_decay is L2: weight_decay * w is added to the gradient before the moments."""
+    configs = [dict(lr=0.1, weight_decay=0.1), dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.5)]
+    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES)
+
+
+@check
+def adamw_step(AdamW, Parameter=None):
+    """AdamW: decoupled decay w <- w * (1 - lr * weight_decay) then Adam; default decay 1e-2."""
+    configs = [dict(lr=0.1, weight_decay=0.1), dict(lr=0.01), dict(lr=0.05, betas=(0.8, 0.99))]
+    expect_configs("AdamW", AdamW, Parameter, configs, ADAMW_MISTAKES)
+
+
+# ----------------------------------------------------------------------------- RMSprop
+def rmsprop_rule(s: Step, grad: np.ndarray, *, root: Callable = np.sqrt, eps_inside: bool = False,
+                 centered: bool | None = None, momentum: float | None = None) -> np.ndarray:
+    """The weight after one RMSprop step with ``grad``, with a variant's deviations."""
+    alpha = s["alpha"]
+    mean_square = alpha * s.before.get("square_avg", 0.0) + (1 - alpha) * grad * grad
+    if s["centered"] if centered is None else centered:
+        grad_avg = alpha * s.before.get("grad_avg", 0.0) + (1 - alpha) * grad
+        mean_square = mean_square - grad_avg * grad_avg
+    denom = root(mean_square + s["eps"]) if eps_inside else root(mean_square) + s["eps"]
+    update = grad / denom
+    mu = s["momentum"] if momentum is None else momentum
+    if mu > 0:
+        update = mu * s.before.get("momentum_buffer", 0.0) + update
+    return s.w - s["lr"] * update
+
+
+RMSPROP_MISTAKES = (
+    Mistake("no_sqrt", lambda s: rmsprop_rule(s, s.l2(), root=lambda a: a),
+            "the gradient is divided by the mean square itself: divide by its square root, "
+            "sqrt(s) + eps."),
+    Mistake("eps_inside_sqrt", lambda s: rmsprop_rule(s, s.l2(), eps_inside=True),
+            "eps is inside the square root: PyTorch divides by sqrt(s) + eps."),
+    Mistake("centered_ignored", lambda s: rmsprop_rule(s, s.l2(), centered=False)
+            if s["centered"] else None,
+            "centered=True is ignored: subtract the squared running mean of the gradient, "
+            "sqrt(s - g_avg**2) + eps."),
+    Mistake("momentum_ignored", lambda s: rmsprop_rule(s, s.l2(), momentum=0.0)
+            if s["momentum"] else None,
+            "momentum is ignored: b = momentum * b + g / (sqrt(s) + eps), then w -= lr * b."),
+) + decay_mistakes(rmsprop_rule)
+
+
+@check
+def rmsprop_step(RMSprop, Parameter=None):
+    """RMSprop: the defaults (lr=1e-2, alpha=0.99), another alpha, a large eps, weight decay."""
+    configs = [dict(), dict(lr=0.01, alpha=0.9, eps=1e-2), dict(lr=0.01, weight_decay=0.1)]
+    expect_configs("RMSprop", RMSprop, Parameter, configs, RMSPROP_MISTAKES)
+
+
+@check
+def rmsprop_centered_momentum(RMSprop, Parameter=None):
+    """RMSprop with centered=True, with momentum, and with both."""
+    configs = [dict(lr=0.01, centered=True), dict(lr=0.01, momentum=0.9),
+               dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.1)]
+    expect_configs("RMSprop", RMSprop, Parameter, configs, RMSPROP_MISTAKES)
