@@ -237,7 +237,7 @@ def _broadcasting() -> list[Case]:
     ]
 
 
-# ============================================================================ the checks: operations
+# ============================================================================ the checks
 @check
 def tensor_arithmetic(Tensor):
     """``+ - * / **`` and unary ``-``: values and gradients, numbers on either side."""

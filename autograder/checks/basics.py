@@ -52,8 +52,9 @@ def affine_shape_errors(affine):
         try:
             affine(*args)
         except ValueError as error:
-            expect(str(shape) in str(error), f"affine with {what} raised ValueError({str(error)!r}); "
-                   f"name the shape you received, {shape}, in the message.")
+            expect(str(shape) in str(error), f"affine with {what} raised "
+                   f"ValueError({str(error)!r}); name the shape you received, {shape}, in the "
+                   "message.")
         except Exception as error:  # noqa: BLE001 - any other error is the student's to fix
             fail(f"affine with {what} raised {type(error).__name__}: {error}; raise a ValueError "
                  "that names the shape instead.")

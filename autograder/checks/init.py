@@ -118,7 +118,8 @@ def _kaiming_mistakes(std: float, kwargs: dict) -> dict[str, float]:
         "mode is ignored: mode='fan_out' divides by sqrt(fan_out), the number of columns.":
             std * math.sqrt(fan / fan_in),
         "fan_in and fan_out are swapped: our weights are (in_features, out_features), so "
-        "fan_in = shape[0] and fan_out = shape[1].": std * math.sqrt(fan / (fan_in + fan_out - fan)),
+        "fan_in = shape[0] and fan_out = shape[1].":
+            std * math.sqrt(fan / (fan_in + fan_out - fan)),
         "the negative slope a is ignored: the gain of a leaky ReLU is sqrt(2 / (1 + a**2)); "
         "use calculate_gain(nonlinearity, a).": math.sqrt(2 / fan) if slope else -1.0,
         "the nonlinearity is ignored (the gain is always sqrt(2)); use "

@@ -47,7 +47,8 @@ def confusion_matrix_counts(confusion_matrix):
     cases = CASES + ((rng.integers(0, 10, 500), rng.integers(0, 10, 500), 10),)
     for y_true, y_pred, n in cases:
         what = f"confusion_matrix(y_true, y_pred, n_classes={n})"
-        got = as_array(what, call(what, confusion_matrix, y_true.copy(), y_pred.copy(), n_classes=n))
+        got = call(what, confusion_matrix, y_true.copy(), y_pred.copy(), n_classes=n)
+        got = as_array(what, got)
         expect(got.shape == (n, n), f"{what} should be an array of shape ({n}, {n}), got "
                f"{got.shape}.")
         expect(np.issubdtype(got.dtype, np.integer), f"{what} has dtype {got.dtype}: counts are "

@@ -176,7 +176,8 @@ def fit_history(fit):
         expect_close(f"history['train_loss'][{epoch}]", history["train_loss"][epoch], loss, where)
         expect_close(f"history['train_acc'][{epoch}]", history["train_acc"][epoch], accuracy, where)
         test_loss, test_accuracy = weighted_mean(calls[-1:])
-        expect_close(f"history['test_loss'][{epoch}]", history["test_loss"][epoch], test_loss, where)
+        expect_close(f"history['test_loss'][{epoch}]", history["test_loss"][epoch], test_loss,
+                     where)
         expect_close(f"history['test_acc'][{epoch}]", history["test_acc"][epoch], test_accuracy,
                      where)
     history = _fit(fit, Run(batch_size=5), 2)

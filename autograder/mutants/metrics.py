@@ -38,6 +38,6 @@ MUTANTS = [
            "rows are the predicted class"),
     Mutant("confusion_float_counts", "confusion_matrix", float_counts, "integers",
            "a float matrix"),
-    Mutant("confusion_classes_seen", "confusion_matrix", classes_seen, "should be an array of shape",
-           "n_classes ignored, size from the labels"),
+    Mutant("confusion_classes_seen", "confusion_matrix", classes_seen,
+           "should be an array of shape", "n_classes ignored, size from the labels"),
 ]

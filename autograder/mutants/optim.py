@@ -78,34 +78,33 @@ class AdamNoBiasCorrection(optim.Adam):
         param.data -= group["lr"] * m / (np.sqrt(v) + group["eps"])
 
 
-class AdamEpsInsideSqrt(optim.Adam):
+class _AdamWithDenominator(optim.Adam):
+    """Adam's moments, bias-corrected first moment and step; ``_step`` places eps."""
+
+    def _update(self, param, group, state):
+        grad = self._gradient(param, group)
+        beta1, beta2 = group["betas"]
+        t = state["step"] = state.get("step", 0) + 1
+        m = state.setdefault("exp_avg", np.zeros_like(param.data))
+        v = state.setdefault("exp_avg_sq", np.zeros_like(param.data))
+        m[...] = beta1 * m + (1 - beta1) * grad
+        v[...] = beta2 * v + (1 - beta2) * grad * grad
+        denominator = self._denominator(v, 1 - beta2**t, group["eps"])
+        param.data -= group["lr"] * m / (1 - beta1**t) / denominator
+
+
+class AdamEpsInsideSqrt(_AdamWithDenominator):
     """eps added to v_hat under the root: sqrt(v_hat + eps)."""
 
-    def _update(self, param, group, state):
-        grad = self._gradient(param, group)
-        beta1, beta2 = group["betas"]
-        t = state["step"] = state.get("step", 0) + 1
-        m = state.setdefault("exp_avg", np.zeros_like(param.data))
-        v = state.setdefault("exp_avg_sq", np.zeros_like(param.data))
-        m[...] = beta1 * m + (1 - beta1) * grad
-        v[...] = beta2 * v + (1 - beta2) * grad * grad
-        v_hat = v / (1 - beta2**t)
-        param.data -= group["lr"] * m / (1 - beta1**t) / np.sqrt(v_hat + group["eps"])
+    def _denominator(self, v, correction, eps):
+        return np.sqrt(v / correction + eps)
 
 
-class AdamEpsBeforeCorrection(optim.Adam):
-    """The paper's 'efficient' form: lr_t * m / (sqrt(v) + eps), eps not corrected."""
+class AdamEpsBeforeCorrection(_AdamWithDenominator):
+    """The paper's 'efficient' form: eps added to sqrt(v) before the bias correction."""
 
-    def _update(self, param, group, state):
-        grad = self._gradient(param, group)
-        beta1, beta2 = group["betas"]
-        t = state["step"] = state.get("step", 0) + 1
-        m = state.setdefault("exp_avg", np.zeros_like(param.data))
-        v = state.setdefault("exp_avg_sq", np.zeros_like(param.data))
-        m[...] = beta1 * m + (1 - beta1) * grad
-        v[...] = beta2 * v + (1 - beta2) * grad * grad
-        lr_t = group["lr"] * np.sqrt(1 - beta2**t) / (1 - beta1**t)
-        param.data -= lr_t * m / (np.sqrt(v) + group["eps"])
+    def _denominator(self, v, correction, eps):
+        return (np.sqrt(v) + eps) / np.sqrt(correction)
 
 
 class AdamL2AfterMoments(optim.Adam):

@@ -84,7 +84,8 @@ def test_broken_functions_fail_with_a_message(name, kind):
                                   "pairwise_sq_distances_values"])
 def test_nan_results_are_explained(name):
     nan = notebook("import numpy as np\ndef f(X, *args, **kwargs):\n"
-                   "    return np.full((len(X), np.shape(args[0])[-1] if args else X.shape[1]), np.nan)")
+                   "    columns = np.shape(args[0])[-1] if args else X.shape[1]\n"
+                   "    return np.full((len(X), columns), np.nan)")
     assert_says(failure(name, nan["f"]), "inf or NaN")
 
 
