@@ -90,8 +90,8 @@ class Run:
         layers += [nn.Dropout(self.dropout)] if self.dropout else []
         return nn.Sequential(*layers, nn.Linear(6, CLASSES))
 
-    def names(self, calls: list[Call] | None = None) -> list[str]:
-        return [c.name for c in (self.log if calls is None else calls)]
+    def names(self) -> list[str]:
+        return [c.name for c in self.log]
 
     def losses(self) -> list[tuple[Call, bool]]:
         """Every loss computed, and whether it was backpropagated (a training batch)."""

@@ -42,10 +42,10 @@ def _train(train_epoch, run: Run) -> tuple[float, float]:
     return _pair("train_epoch", result)
 
 
-def _expect_batch_steps(run: Run, calls: list, batches: int) -> None:
+def _expect_batch_steps(run: Run) -> None:
     """Per batch: forward in training mode, zero_grad, both backwards, then one step."""
-    names = run.names(calls)
-    expect(all(c.training for c in calls if c.name == "model.forward"),
+    names, batches = run.names(), len(run.loader)
+    expect(all(c.training for c in run.log if c.name == "model.forward"),
            "a forward pass ran in evaluation mode: call model.train() before the first batch "
            "(evaluate() leaves the model in eval mode).")
     steps = names.count("optimizer.step")
@@ -80,7 +80,7 @@ def train_epoch_steps(train_epoch):
     end where the reference loop puts them."""
     run = Run()
     _train(train_epoch, run)
-    _expect_batch_steps(run, run.log, len(run.loader))
+    _expect_batch_steps(run)
     _expect_trained_like_reference(run)
 
 

@@ -117,3 +117,22 @@ def train_epoch(model, loader, criterion, optimizer):
 
 def test_the_capstone_confusion_matrix_solution_is_the_notebooks():
     assert grade("confusion_matrix_counts", solution("confusion_matrix")) is None
+
+
+def test_a_loop_that_zeroes_after_each_step_passes():
+    train_epoch = notebook('''
+def train_epoch(model, loader, criterion, optimizer):
+    model.train()
+    optimizer.zero_grad()
+    total, correct, count = 0.0, 0, 0
+    for xb, yb in loader:
+        logits = model(xb)
+        loss = criterion(logits, yb)
+        model.backward(criterion.backward())
+        optimizer.step()
+        optimizer.zero_grad()
+        total, count = total + loss * len(yb), count + len(yb)
+        correct += int((logits.argmax(axis=1) == yb).sum())
+    return total / count, correct / count
+''')["train_epoch"]
+    assert grade("train_epoch_steps", train_epoch) is None
