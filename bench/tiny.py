@@ -3,7 +3,7 @@
 MLP 2-16-16-1, ReLU, BCEWithLogitsLoss, Adam, float64, 500 points, 1,000
 full-batch steps: minitorch_ref vs PyTorch CPU (target: at most 0.5x PyTorch's time).
 
-    python -m bench.tiny [--rounds 5] [--steps 1000]
+    python -m bench.tiny [--rounds 5] [--steps 1000] [--threads 1]
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import argparse
 import numpy as np
 
 import minitorch_ref as mt
-from bench._timing import machine, median_times, peak_memory_mib, table
-from bench.mlp import torch_available
+from bench._timing import (cell, limit_threads, machine, median_times, peak_memory_mib,
+                           ratio, table, torch_available)
 from minitorch_ref import nn, optim
 
 SIZES = (2, 16, 16, 1)
@@ -34,10 +34,11 @@ def minitorch_run(X, y, steps):
         criterion = nn.BCEWithLogitsLoss()
         optimizer = optim.Adam(model.parameters(), lr=1e-2)
         for _ in range(steps):
-            criterion(model(X), y)
+            loss = criterion(model(X), y)
             optimizer.zero_grad()
             model.backward(criterion.backward())
             optimizer.step()
+        return loss
     return run
 
 
@@ -58,6 +59,7 @@ def torch_run(X, y, steps):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+        return loss.item()
     return run
 
 
@@ -65,17 +67,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
     args = parser.parse_args()
+    threads = limit_threads(args.threads)
     X, y = circles()
     contenders = {"minitorch_ref": minitorch_run(X, y, args.steps)}
     if torch_available():
         contenders["pytorch"] = torch_run(X, y, args.steps)
     t = median_times(contenders, args.rounds)
-    ratio = f"{t['minitorch_ref'] / t['pytorch']:.2f}x" if "pytorch" in t else "n/a"
-    print(f"MLP 2-16-16-1, Adam, float64, 500 points, {args.steps} full-batch steps; "
-          f"median of {args.rounds} alternating rounds. {machine()}")
-    print(table(("minitorch_ref s", "pytorch s", "minitorch / pytorch (target <= 0.5x)"),
-                [(f"{t['minitorch_ref']:.3f}", f"{t.get('pytorch', float('nan')):.3f}", ratio)]))
+    print(f"MLP 2-16-16-1, Adam, float64, 500 points, {args.steps} full-batch steps; median of "
+          f"{args.rounds} alternating rounds; {threads}. {machine()}")
+    print(table(("minitorch_ref s", "pytorch s", "minitorch / pytorch (target <= 0.5x)",
+                 "final loss minitorch_ref", "final loss pytorch"),
+                [(cell(t, "minitorch_ref", fmt="{:.3f}"), cell(t, "pytorch", fmt="{:.3f}"),
+                  ratio(t, "minitorch_ref", "pytorch"), cell(t, "minitorch_ref", "result", "{:.4f}"),
+                  cell(t, "pytorch", "result", "{:.4f}"))]))
     print(f"peak memory {peak_memory_mib():.0f} MiB")
 
 
