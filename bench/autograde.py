@@ -63,6 +63,9 @@ def one_student(root: Path, units: list[str], limits: Limits) -> None:
     rows.append(("whole course", f"{summary.seconds:.1f}"))
     print(f"One student's whole course ({len(units)} units, reference solutions), 1 worker:")
     print(table(("unit", "seconds to grade"), rows))
+    for result in summary.results:
+        for note in result.notes:   # e.g. a cell stopped at the time limit: the time includes it
+            print(f"note on {result.outcome.assignment}: {note}")
 
 
 def one_class(root: Path, units: list[str], count: int, limits: Limits) -> None:
