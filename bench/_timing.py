@@ -3,32 +3,89 @@
 These machines are noisy, so every contender runs once per round, in turn, for
 several rounds, and the median of each is compared. Ratios measured in one run
 are what the benchmarks report; absolute seconds are printed for context only.
+Wall time is the headline; CPU time (``time.process_time``, all of the process's
+threads) is printed beside it because it moves less when other processes share
+the cores.
 """
 from __future__ import annotations
 
+import os
 import platform
 import resource
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 
-def median_times(contenders: dict[str, Callable[[], None]], rounds: int = 5,
-                 warmup: bool = True) -> dict[str, float]:
-    """Median wall time (s) of each contender over ``rounds`` alternating runs."""
+@dataclass
+class Timing:
+    """Median wall and CPU seconds of one contender, and what its last run returned."""
+    wall: float
+    cpu: float
+    result: object = None
+
+
+def median_times(contenders: dict[str, Callable[[], object]], rounds: int = 5,
+                 warmup: bool = True) -> dict[str, Timing]:
+    """Median wall and CPU time (s) of each contender over ``rounds`` alternating runs."""
     if warmup:
         for run in contenders.values():
             run()
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+    wall: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {name: [] for name in contenders}
+    results: dict[str, object] = {}
     for _ in range(rounds):
         for name, run in contenders.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+            start_wall, start_cpu = time.perf_counter(), time.process_time()
+            results[name] = run()
+            cpu[name].append(time.process_time() - start_cpu)
+            wall[name].append(time.perf_counter() - start_wall)
+    return {name: Timing(statistics.median(wall[name]), statistics.median(cpu[name]),
+                         results[name]) for name in contenders}
+
+
+def ratio(times: dict[str, Timing], numerator: str, denominator: str) -> str:
+    """``a/b`` by wall time, with the CPU-time ratio in brackets: '0.62x (cpu 0.60x)'."""
+    if numerator not in times or denominator not in times:
+        return "n/a"
+    a, b = times[numerator], times[denominator]
+    return f"{a.wall / b.wall:.2f}x (cpu {a.cpu / b.cpu:.2f}x)"
+
+
+def cell(times: dict[str, Timing], name: str, field: str = "wall", fmt: str = "{:.2f}") -> str:
+    """A contender's median wall seconds (or ``field``) for a table, 'n/a' if it did not run."""
+    return fmt.format(getattr(times[name], field)) if name in times else "n/a"
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def limit_threads(threads: int) -> str:
+    """Use ``threads`` BLAS/OpenMP threads in numpy and PyTorch alike; describe the setting.
+
+    Set for every contender of a run, so that none has threads the others lack (on
+    a busy 2-core machine spinning BLAS threads distort every ratio).
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
+    described = f"{threads} BLAS thread(s) (threadpoolctl"
+    if torch_available():
+        import torch
+
+        torch.set_num_threads(threads)
+        described += f"; torch.set_num_threads({threads})"
+    return described + ")"
 
 
 def peak_memory_mib() -> float:
@@ -36,10 +93,29 @@ def peak_memory_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def peak_child_memory_mib() -> float:
+    """Peak resident memory of the largest finished child process (kernels, nbgrader), MiB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
+    except OSError:
+        names = []
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def load_average() -> str:
+    """``uptime``'s three load averages (1, 5 and 15 minutes)."""
+    return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def machine() -> str:
-    cores = len(__import__("os").sched_getaffinity(0))
-    return (f"{platform.processor() or platform.machine()}, {cores} cores, Python "
-            f"{sys.version.split()[0]}, numpy {np.__version__}")
+    cores = len(os.sched_getaffinity(0))
+    return (f"{cpu_model()}, {cores} cores, Python {sys.version.split()[0]}, numpy "
+            f"{np.__version__}; {load_average()}")
 
 
 def table(header: tuple[str, ...], rows: list[tuple]) -> str:

@@ -3,10 +3,11 @@
 Each notebook runs top to bottom in a fresh kernel started in its own folder,
 as nbval and nbgrader run it; the budget is 30 s per unit and 5 minutes in all.
 
-    python -m bench.notebooks
+    python -m bench.notebooks [--threads 1]
 """
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 import time
@@ -15,7 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from autograder.notebooks.units import units
-from bench._timing import machine, peak_memory_mib, table
+from bench._timing import machine, peak_child_memory_mib, peak_memory_mib, table
 
 BUDGET_PER_UNIT, BUDGET_TOTAL = 30.0, 300.0
 
@@ -31,6 +32,10 @@ def execute(path) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads in the kernels")
+    args = parser.parse_args()
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
     rows, total = [], 0.0
@@ -40,9 +45,11 @@ def main() -> None:
         verdict = "ok" if seconds <= BUDGET_PER_UNIT else "OVER BUDGET"
         rows.append((unit.name, f"{seconds:.1f}", verdict))
     rows.append(("all units", f"{total:.1f}", "ok" if total <= BUDGET_TOTAL else "OVER BUDGET"))
-    print(f"Source notebooks executed top to bottom (kernel start included). {machine()}")
+    print(f"Source notebooks executed top to bottom (kernel start included), {args.threads} BLAS "
+          f"thread(s) in the kernels. {machine()}")
     print(table(("unit", "seconds", f"budget {BUDGET_PER_UNIT:.0f} s / {BUDGET_TOTAL:.0f} s"), rows))
-    print(f"peak memory of this process {peak_memory_mib():.0f} MiB (kernels are separate)")
+    print(f"peak memory: this process {peak_memory_mib():.0f} MiB, largest kernel "
+          f"{peak_child_memory_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Benchmark 2: a tiny model as the notebooks train it, where per-call overhead dominates.
 
 MLP 2-16-16-1, ReLU, BCEWithLogitsLoss, Adam, float64, 500 points, 1,000
-full-batch steps: minitorch_ref vs PyTorch CPU (target: at most 0.5x PyTorch's time).
+full-batch steps: minitorch_ref, the plain classes as the notebooks use them and the
+optional fused path (``nn.fused.forward_backward``, ``Adam(fused=True)``), vs
+PyTorch CPU (target: at most 0.5x PyTorch's time).
 
-    python -m bench.tiny [--rounds 5] [--steps 1000]
+    python -m bench.tiny [--rounds 5] [--steps 1000] [--threads 1]
 """
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import argparse
 import numpy as np
 
 import minitorch_ref as mt
-from bench._timing import machine, median_times, peak_memory_mib, table
-from bench.mlp import torch_available
+from bench._timing import (cell, limit_threads, machine, median_times, peak_memory_mib,
+                           ratio, table, torch_available)
+from bench.mlp import plain_forward_backward
 from minitorch_ref import nn, optim
-
-SIZES = (2, 16, 16, 1)
+from minitorch_ref.nn.fused import forward_backward
 
 
 def circles(n: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -26,18 +28,19 @@ def circles(n: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def minitorch_run(X, y, steps):
-    def run():
+def minitorch_run(X, y, steps, fused: bool):
+    step = forward_backward if fused else plain_forward_backward
+
+    def run() -> float:
         mt.manual_seed(0)
         model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(),
                               nn.Linear(16, 1))
         criterion = nn.BCEWithLogitsLoss()
-        optimizer = optim.Adam(model.parameters(), lr=1e-2)
+        optimizer = optim.Adam(model.parameters(), lr=1e-2, fused=fused)
         for _ in range(steps):
-            criterion(model(X), y)
-            optimizer.zero_grad()
-            model.backward(criterion.backward())
+            loss = step(model, criterion, X, y)
             optimizer.step()
+        return loss
     return run
 
 
@@ -46,7 +49,7 @@ def torch_run(X, y, steps):
 
     Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
 
-    def run():
+    def run() -> float:
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(),
                                     torch.nn.Linear(16, 16), torch.nn.ReLU(),
@@ -58,6 +61,7 @@ def torch_run(X, y, steps):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+        return loss.item()
     return run
 
 
@@ -65,17 +69,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
     args = parser.parse_args()
+    threads = limit_threads(args.threads)
     X, y = circles()
-    contenders = {"minitorch_ref": minitorch_run(X, y, args.steps)}
+    contenders = {"plain": minitorch_run(X, y, args.steps, fused=False),
+                  "fused": minitorch_run(X, y, args.steps, fused=True)}
     if torch_available():
         contenders["pytorch"] = torch_run(X, y, args.steps)
     t = median_times(contenders, args.rounds)
-    ratio = f"{t['minitorch_ref'] / t['pytorch']:.2f}x" if "pytorch" in t else "n/a"
-    print(f"MLP 2-16-16-1, Adam, float64, 500 points, {args.steps} full-batch steps; "
-          f"median of {args.rounds} alternating rounds. {machine()}")
-    print(table(("minitorch_ref s", "pytorch s", "minitorch / pytorch (target <= 0.5x)"),
-                [(f"{t['minitorch_ref']:.3f}", f"{t.get('pytorch', float('nan')):.3f}", ratio)]))
+    print(f"MLP 2-16-16-1, Adam, float64, 500 points, {args.steps} full-batch steps; median of "
+          f"{args.rounds} alternating rounds; {threads}. {machine()}")
+    print(table(("contender", "seconds", "/ pytorch (target <= 0.5x)", "final loss"),
+                [(name, cell(t, name, fmt="{:.3f}"), ratio(t, name, "pytorch"),
+                  cell(t, name, "result", "{:.4f}")) for name in ("plain", "fused", "pytorch")]))
     print(f"peak memory {peak_memory_mib():.0f} MiB")
 
 

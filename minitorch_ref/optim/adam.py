@@ -24,8 +24,9 @@ class Adam(Optimizer):
         betas: :math:`(\beta_1, \beta_2)`.
         eps: :math:`\epsilon`, added to the denominator.
         weight_decay: L2 penalty :math:`\lambda`.
-        fused: update in place through preallocated buffers (the same numbers, fewer
-            temporary arrays: faster on large layers; the plain path is the one to read).
+        fused: update in place through preallocated buffers (the same numbers up to
+            rounding, no temporary arrays: faster on large layers; the plain path is
+            the one to read).
             None (the default, as in PyTorch) means False.
     """
 
@@ -68,11 +69,13 @@ def _plain_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) 
 def _fused_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) -> None:
     """``_plain_step`` computed in place through one scratch buffer per parameter.
 
-    Every ``out=`` writes into an existing array, so no temporary is allocated:
-    for large layers the allocations (and page faults) of the plain path cost
-    more than the arithmetic. A weight whose gradient stays 0 (a dead ReLU's) has
-    its first moment shrink by beta1 per step into subnormal floats, which x86
-    computes 10-100x slower; they are flushed to 0, a change below 1e-38.
+    Optional fast path, not the code to mirror. Every ``out=`` writes into an
+    existing array, so no temporary is allocated (for large layers the allocations
+    and page faults of the plain path cost more than the arithmetic), and the two
+    bias corrections are folded into scalars, ``w -= s m / (sqrt(v) + eps')`` with
+    ``s = lr sqrt(1-beta2^t) / (1-beta1^t)`` and ``eps' = eps sqrt(1-beta2^t)``: 12
+    passes over the parameter, none allocating. Subnormal first moments are
+    flushed to 0 (``_flush_subnormals``).
     """
     beta1, beta2 = group["betas"]
     m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
@@ -80,18 +83,37 @@ def _fused_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) 
     m *= beta1
     np.multiply(grad, 1 - beta1, out=scratch)
     m += scratch
-    np.abs(m, out=scratch)
-    m[scratch < np.finfo(m.dtype).tiny] = 0
     v *= beta2
     np.multiply(grad, grad, out=scratch)
     scratch *= 1 - beta2
     v += scratch
+    root_correction = math.sqrt(1 - beta2**t)
     np.sqrt(v, out=scratch)
-    scratch *= 1 / math.sqrt(1 - beta2**t)
-    scratch += group["eps"]
+    scratch += group["eps"] * root_correction
     np.divide(m, scratch, out=scratch)
-    scratch *= group["lr"] / (1 - beta1**t)
+    scratch *= group["lr"] * root_correction / (1 - beta1**t)
     weight -= scratch
+    if t % _flush_interval(beta1) == 0:
+        _flush_subnormals(m, scratch)
+
+
+def _flush_interval(beta1: float) -> int:
+    """Steps after which a first moment left alone has shrunk by at most 1e6 (beta1^k >= 1e-6)."""
+    return max(1, int(math.log(1e-6) / math.log(beta1))) if beta1 > 0 else 1 << 62
+
+
+def _flush_subnormals(m: np.ndarray, scratch: np.ndarray) -> None:
+    """Set to 0 the entries of ``m`` that could turn subnormal before the next flush.
+
+    A weight whose gradient stays 0 (a dead ReLU's, an always-blank pixel's) has its
+    first moment shrink by beta1 per step into subnormal floats, which x86 computes
+    10-100x slower. Every ``_flush_interval`` steps, entries below 1e6 times the
+    smallest normal float (about 1e-32 in float32) are set to 0, which changes a
+    weight's update by less than ``lr * 1e-22`` (with the default eps); an entry
+    above that bound cannot decay past the smallest normal float before the next flush.
+    """
+    np.abs(m, out=scratch)
+    m[scratch < np.finfo(m.dtype).tiny * 1e6] = 0
 
 
 class AdamW(Adam):

@@ -34,3 +34,28 @@ def test_fused_is_off_by_default_and_recorded_in_the_group():
     param = nn.Parameter(np.zeros(3))
     assert optim.Adam([param]).param_groups[0]["fused"] is None  # PyTorch's default: not fused
     assert optim.AdamW([param], fused=True).param_groups[0]["fused"] is True
+
+
+def first_moment_after_silence(fused: bool, steps: int) -> tuple[np.ndarray, list[bool]]:
+    """Adam on float32 weights whose gradient is nonzero once, then 0 (a dead unit's).
+
+    Returns the final weights and, per step, whether exp_avg held a subnormal float.
+    """
+    param = nn.Parameter(np.linspace(-1, 1, 6, dtype=np.float32))
+    optimizer = optim.Adam([param], fused=fused)
+    param.grad[...] = np.linspace(-1e-3, 1e-3, 6)
+    subnormal = []
+    for _ in range(steps):
+        optimizer.step()
+        param.grad[...] = 0
+        m = optimizer.state[param]["exp_avg"]
+        subnormal.append(bool(np.any((m != 0) & (np.abs(m) < np.finfo(np.float32).tiny))))
+    return param.data, subnormal
+
+
+def test_fused_adam_flushes_decaying_first_moments_before_they_turn_subnormal():
+    plain_weights, plain_subnormal = first_moment_after_silence(False, 900)
+    fused_weights, fused_subnormal = first_moment_after_silence(True, 900)
+    assert any(plain_subnormal), "the plain path should reach subnormal first moments here"
+    assert not any(fused_subnormal)
+    np.testing.assert_allclose(fused_weights, plain_weights, rtol=1e-6, atol=1e-7)
