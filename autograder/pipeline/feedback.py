@@ -32,7 +32,8 @@ def _nbgrader(course: Course, *args: str) -> None:
 
 
 def batches(graded: list[tuple[str, str]], workers: int) -> list[tuple[str, list[str]]]:
-    """``(assignment, students)`` batches, largest first, about two per worker in all."""
+    """``(assignment, students)`` batches, largest first, none over a ``2 * workers``-th of
+    the submissions: a worker that draws the largest unit no longer renders it alone."""
     size = max(1, math.ceil(len(graded) / (2 * max(1, workers))))
     chosen: dict[str, list[str]] = {}
     for student, assignment in graded:

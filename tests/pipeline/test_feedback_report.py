@@ -62,3 +62,10 @@ def test_class_report_shows_distributions_pass_rates_and_mistakes(graded, tmp_pa
     assert "x was not restored" in texts and "instead of `+=`" in texts
     html = report.write_report(graded.root, tmp_path / "report.html").read_text()
     assert html.count("<img") == 2 and "Most frequent diagnosed mistakes" in html
+
+
+def test_feedback_batches_cover_every_submission_once_in_even_sizes():
+    graded = [(f"s{i}", "03_module_linear") for i in range(25)] + [("s0", "01_setup"), ("s1", "01_setup")]
+    found = feedback.batches(graded, workers=2)
+    assert sorted((s, a) for a, students in found for s in students) == sorted(graded)
+    assert max(len(students) for _, students in found) == 7 and len(found) == 5
