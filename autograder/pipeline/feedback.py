@@ -1,15 +1,17 @@
 """Feedback HTML for every graded submission, and the grades as CSV.
 
-``generate`` runs ``nbgrader generate_feedback`` for each assignment (or each chosen
-student's submission), several at once: feedback only reads the gradebook, and
-sqlite takes concurrent readers.
+``generate`` runs ``nbgrader generate_feedback`` on batches of about equal size
+(one assignment, a few students each), several at once: feedback only reads the
+gradebook, and sqlite takes concurrent readers. A notebook takes about a second
+(nbconvert's HTML and its accessibility pass), so one batch per assignment left
+one worker rendering the largest unit while the other sat idle.
 The course's ``nbgrader_config.py`` decides what feedback shows; it runs
 ``ScrubHiddenTracebacks`` and then nbgrader's ``ClearHiddenTests``, so a student
 sees each failed check's message but never the hidden test code.
 """
 from __future__ import annotations
 
-import tempfile
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,12 +25,30 @@ class FeedbackError(RuntimeError):
 
 
 def _nbgrader(course: Course, *args: str) -> None:
-    with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
-        log = Path(tmp) / "log"
-        code = runner.run([*args, f"--CourseDirectory.root={course.root}"], course.root,
-                          tool_env(), log)
-        if code != 0:
-            raise FeedbackError(f"nbgrader {' '.join(args)} failed:\n{log.read_text()[-4000:]}")
+    code, log = runner.run_captured([*args, f"--CourseDirectory.root={course.root}"], course.root,
+                                    tool_env())
+    if code != 0:
+        raise FeedbackError(f"nbgrader {' '.join(args)} failed:\n{log[-4000:]}")
+
+
+def batches(graded: list[tuple[str, str]], workers: int) -> list[tuple[str, list[str]]]:
+    """``(assignment, students)`` batches, largest first, none over a ``2 * workers``-th of
+    the submissions: a worker that draws the largest unit no longer renders it alone."""
+    size = max(1, math.ceil(len(graded) / (2 * max(1, workers))))
+    chosen: dict[str, list[str]] = {}
+    for student, assignment in graded:
+        chosen.setdefault(assignment, []).append(student)
+    found = [(assignment, students[i:i + size]) for assignment, students in chosen.items()
+             for i in range(0, len(students), size)]
+    return sorted(found, key=lambda batch: -len(batch[1]))
+
+
+def _render(course: Course, assignment: str, students: list[str]) -> None:
+    """Feedback for some students of one assignment: nbgrader's pattern, minus the others."""
+    others = sorted({p.parent.name for p in (course.root / "autograded").glob(f"*/{assignment}")}
+                    - set(students))
+    _nbgrader(course, "generate_feedback", assignment, "--force",
+              f"--CourseDirectory.student_id_exclude={','.join(others)}")
 
 
 def generate(root: Path, assignments: list[str] | None = None, workers: int = 2,
@@ -39,16 +59,11 @@ def generate(root: Path, assignments: list[str] | None = None, workers: int = 2,
     graded = [(folder.parent.name, assignment) for assignment in chosen
               for folder in sorted((course.root / "autograded").glob(f"*/{assignment}"))
               if students is None or folder.parent.name in students]
-    # One process per assignment shares nbconvert's set-up among its students (about a
-    # second per notebook); chosen students get one process each.
-    batches = ([["generate_feedback", a, "--force"] for a in chosen if any(g[1] == a for g in graded)]
-               if students is None else
-               [["generate_feedback", a, "--student", s, "--force"] for s, a in graded])
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda args: _nbgrader(course, *args), batches))
+        list(pool.map(lambda batch: _render(course, *batch), batches(graded, workers)))
     count = sum(1 for s, a in graded for _ in course.feedback(s, a).glob("*.html"))
     return (f"feedback: {count} HTML file(s) for {len(graded)} submission(s) in "
-            f"{time.monotonic() - started:.1f} s")
+            f"{time.monotonic() - started:.1f} s with {workers} worker(s)")
 
 
 def export(root: Path, to: Path | None = None) -> Path:

@@ -69,6 +69,8 @@ def collect(root: Path) -> ClassData:
             assignment = gb.find_assignment(unit)
             labels = {(cell.name, nb.name): _label(gb, cell.name, nb.name, unit)
                       for nb in assignment.notebooks for cell in nb.grade_cells}
+            labels.update({(cell.name, nb.name): f"task {cell.name} (graded by hand)"
+                           for nb in assignment.notebooks for cell in nb.task_cells})
             data.scores[unit] = [100 * s.score / s.max_score for s in assignment.submissions
                                  if s.max_score]
             for submission in assignment.submissions:

@@ -13,6 +13,7 @@ import os
 import resource
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -75,3 +76,11 @@ def run(args: list[str], cwd: Path, env: dict[str, str], log: Path,
         process.join()
         return None
     return process.exitcode
+
+
+def run_captured(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int | None, str]:
+    """``run`` with its log in a temporary file: the exit code and what nbgrader printed."""
+    with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
+        log = Path(tmp) / "log"
+        code = run(args, cwd, env, log)
+        return code, log.read_text(errors="replace")

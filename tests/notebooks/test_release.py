@@ -15,8 +15,8 @@ def canonical(path) -> str:
     return dumps(normalise(read(path)))
 
 
-def test_committed_release_matches_a_fresh_generation(unit, course_copy):
-    fresh = Unit(unit.name, course_copy).release
+def test_committed_release_matches_a_fresh_generation(unit, scratch_course):
+    fresh = Unit(unit.name, scratch_course).release
     assert unit.release.exists(), "run: python -m autograder.notebooks release"
     committed, generated = canonical(unit.release), canonical(fresh)
     diff = "".join(list(difflib.unified_diff(committed.splitlines(True), generated.splitlines(True),
@@ -24,7 +24,7 @@ def test_committed_release_matches_a_fresh_generation(unit, course_copy):
     assert committed == generated, f"release/ is stale; run python -m autograder.notebooks release\n{diff}"
 
 
-def test_generation_is_byte_stable(unit, course_copy):
+def test_generation_is_byte_stable(unit, scratch_course):
     """The committed file is already in canonical form: regenerating changes no byte."""
     assert unit.release.read_text(encoding="utf-8") == \
-        Unit(unit.name, course_copy).release.read_text(encoding="utf-8")
+        Unit(unit.name, scratch_course).release.read_text(encoding="utf-8")

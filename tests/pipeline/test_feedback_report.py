@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from autograder.pipeline import feedback, report
-from classroom import FEEDBACK_STUDENTS
+from classroom import FEEDBACK_STUDENTS, FEEDBACK_UNITS
 
 pytestmark = pytest.mark.pipeline
 HIDDEN = ("BEGIN HIDDEN TESTS", "from autograder import check", "check.linear_", "check.numerical_",
@@ -20,7 +20,7 @@ def _html(root, student, unit):
 
 def test_feedback_exists_for_every_chosen_submission(graded):
     for student in FEEDBACK_STUDENTS:
-        for unit in graded.student(student).builders:
+        for unit in set(graded.student(student).builders) & set(FEEDBACK_UNITS):
             assert _html(graded.root, student, unit)
 
 
@@ -50,15 +50,22 @@ def test_export_has_a_row_per_student_and_assignment(graded, tmp_path):
     scores = {(r["student_id"], r["assignment"]): float(r["score"]) for r in rows}
     assert scores[("reference", "03_module_linear")] == 20.0
     assert scores[("release", "02_gradients")] == 0.0
-    assert len(rows) == len({s.name for s in graded.students}) * 3
+    assert len(rows) == len({s.name for s in graded.students}) * len(graded.units)
 
 
 def test_class_report_shows_distributions_pass_rates_and_mistakes(graded, tmp_path):
     data = report.collect(graded.root)
-    assert data.units == ["01_setup", "02_gradients", "03_module_linear"]
+    assert data.units == graded.units
     forward = data.cells[("03_module_linear", "check.linear_forward")]
     assert len(forward) == len([s for s in graded.students if "03_module_linear" in s.builders])
     texts = " ".join(data.examples.values())
     assert "x was not restored" in texts and "instead of `+=`" in texts
     html = report.write_report(graded.root, tmp_path / "report.html").read_text()
     assert html.count("<img") == 2 and "Most frequent diagnosed mistakes" in html
+
+
+def test_feedback_batches_cover_every_submission_once_in_even_sizes():
+    graded = [(f"s{i}", "03_module_linear") for i in range(25)] + [("s0", "01_setup"), ("s1", "01_setup")]
+    found = feedback.batches(graded, workers=2)
+    assert sorted((s, a) for a, students in found for s in students) == sorted(graded)
+    assert max(len(students) for _, students in found) == 7 and len(found) == 5

@@ -4,6 +4,15 @@ Generates every unit of ``source/`` in ``build/demo/course``, adds a made-up cla
 (``scenario``), autogrades it in parallel, generates feedback, exports the grades
 to CSV, writes the class report, and prints a per-student, per-unit table with,
 for each student, whether they lost exactly the grade cells they had to.
+
+What the class holds, and why no more: the reference and the release students hand
+in every unit (full marks and zero prove each unit's hidden tests are put back and
+run); every bad submission is handed in (each is a different way to break the
+grader); of the catalogued bugs, a representative few (``REPRESENTATIVE``: one per
+solution cell, and a forward and a backward bug of ``Linear``), each only in its
+unit. Grading all of them would add a job each and prove nothing the demo is for:
+the mutation audit runs every catalogued bug through the checks in-process
+(tests/autograder), and tests/pipeline grades every notebook mutation through nbgrader.
 """
 from __future__ import annotations
 
@@ -11,6 +20,8 @@ import time
 from pathlib import Path
 
 from autograder.pipeline import feedback, report
+from autograder.pipeline.course import Course
+from autograder.pipeline.demo.mutations import MUTATIONS, REPRESENTATIVE
 from autograder.pipeline.demo.scenario import (
     Student, actual_lost, expected_lost, make_class, make_course, submit,
 )
@@ -24,6 +35,15 @@ def verdicts(root: Path, students: list[Student]) -> dict[str, bool]:
     return {s.name: all(lost.get((s.name, unit), (None,))[0] == expected_lost(root, unit, loses)
                         for unit, loses in s.loses.items())
             for s in students}
+
+
+def bad_submissions(root: Path, summary, students: list[Student]) -> str:
+    """How many bad submissions got a score (graded, no crash) and feedback, of how many."""
+    course, graded = Course(root), {r.outcome.student for r in summary.results if r.status == "graded"}
+    bad = [s for s in students if s.name.startswith("bad-")]
+    handled = [s for s in bad if s.name in graded and all(
+        any(course.feedback(s.name, unit).glob("*.html")) for unit in s.builders)]
+    return f"bad submissions graded with a score and feedback: {len(handled)}/{len(bad)}"
 
 
 def table(root: Path, students: list[Student], made: list[str]) -> str:
@@ -40,7 +60,9 @@ def table(root: Path, students: list[Student], made: list[str]) -> str:
                      + f"  {'yes' if ok[student.name] else 'NO'}")
     met = sum(ok.values())
     lines.append(f"\n{met}/{len(ok)} students scored exactly as expected "
-                 "(reference: full marks; release: zero; each bug: exactly the checks it breaks).")
+                 "(reference: full marks; release: zero; each bug: exactly the checks it breaks).\n"
+                 "Task cells graded by hand (a reflection, say) score 0 until an instructor "
+                 "grades them: they are in the maximum, not in the verdict.")
     return "\n".join(lines)
 
 
@@ -49,10 +71,12 @@ def run_demo(out: Path, workers: int = 2, timeout: int = 15) -> int:
     root = out / "course"
     print(f"Scratch course: {root}")
     made = make_course(root)
-    students = make_class(root, made)
+    students = make_class(root, made, mutations=REPRESENTATIVE)
     submit(root, students)
-    print(f"{len(made)} units generated; {len(students)} students, "
-          f"{sum(len(s.builders) for s in students)} submissions.")
+    print(f"{len(made)} units generated in {time.monotonic() - started:.0f} s; "
+          f"{len(students)} students, {sum(len(s.builders) for s in students)} submissions "
+          f"({len(REPRESENTATIVE)} of the {len(MUTATIONS)} notebook bugs: see the docstring of "
+          "autograder/pipeline/demo/__init__.py).")
     summary = grade(root, workers=workers, limits=Limits(cell_timeout=timeout))
     print(summary)
     print(feedback.generate(root, workers=workers))
@@ -62,5 +86,6 @@ def run_demo(out: Path, workers: int = 2, timeout: int = 15) -> int:
     print(table(root, students, made))
     for student in students:
         print(f"  {student.name}: {student.story}")
+    print(bad_submissions(root, summary, students))
     print(f"\nDemo finished in {time.monotonic() - started:.0f} s.")
     return 0 if all(verdicts(root, students).values()) else 1

@@ -87,3 +87,11 @@ MUTATIONS = (
         ("weight = rng.uniform(-bound, bound, size=(in_features, out_features))",
          "weight = rng.standard_normal((in_features, out_features))"),)),
 )
+
+# One bug per solution cell, and for Linear one in the forward and one in the backward pass:
+# what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
+# tests/autograder (the mutation audit, in-process); tests/pipeline grades every
+# mutation above through nbgrader.
+REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
+    "numerical_gradient_not_restoring_x", "rel_error_no_floor",
+    "linear_forward_without_bias", "linear_weight_grad_transposed"))

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Callable
 
 import nbformat
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, TaskCell
 
-from autograder.notebooks.release import ReleaseError, generate
+from autograder.notebooks.release import ReleaseError
 from autograder.notebooks.sync import SyncError, sync
-from autograder.notebooks.units import ROOT, Unit, units
+from autograder.notebooks.units import ROOT, Unit, normalise, read, units, write
+from autograder.pipeline import runner
+from autograder.pipeline.course import tool_env
 from autograder.pipeline.demo import bad
 from autograder.pipeline.demo.mutations import MUTATIONS, MutationError
 
@@ -54,12 +56,22 @@ def make_course(root: Path, names: list[str] | None = None, source: Path = ROOT)
     made = []
     for unit in units(root):
         try:
-            generate(unit)
+            _generate(unit)
             made.append(unit.name)
         except ReleaseError as error:
             print(f"note: {unit} left out, it does not generate: {str(error)[-300:]}", file=sys.stderr)
             shutil.rmtree(unit.source.parent)
     return made
+
+
+def _generate(unit: Unit) -> None:
+    """``release.generate`` run by the pipeline's fork server, where nbgrader is imported
+    already: a fresh ``python -m nbgrader`` spends 2-4 s importing, per unit."""
+    code, log = runner.run_captured(["generate_assignment", unit.name, "--force",
+                                     f"--CourseDirectory.root={unit.root}"], unit.root, tool_env())
+    if code != 0 or "ERROR" in log or not unit.release.exists():
+        raise ReleaseError(f"nbgrader generate_assignment {unit} failed:\n{log[-4000:]}")
+    write(normalise(read(unit.release)), unit.release)
 
 
 def _copy(path: Path) -> Builder:
@@ -147,12 +159,17 @@ def expected_lost(root: Path, unit: str, loses: object) -> set[str]:
 
 
 def actual_lost(root: Path) -> dict[tuple[str, str], tuple[set[str], float, float]]:
-    """(student, unit) -> (grade ids below full marks, score, max score), from the gradebook."""
+    """(student, unit) -> (grade ids below full marks, score, max score), from the gradebook.
+
+    Only grade cells count as lost: a task cell (e.g. a reflection) is graded by hand
+    and scores zero until an instructor grades it; the score and maximum include it.
+    """
     found = {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         for assignment in gb.assignments:
             for submission in assignment.submissions:
-                grades = [g for nb in submission.notebooks for g in nb.grades]
+                grades = [g for nb in submission.notebooks for g in nb.grades
+                          if not isinstance(g.cell, TaskCell)]
                 lost = {g.name for g in grades if (g.score or 0) < g.max_score}
                 found[(submission.student.id, assignment.name)] = (
                     lost, float(submission.score), float(submission.max_score))
