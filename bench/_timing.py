@@ -70,7 +70,7 @@ def torch_available() -> bool:
 
 
 def limit_threads(threads: int) -> str:
-    """Use ``threads`` BLAS/OpenMP threads in numpy, numexpr and PyTorch alike; describe the setting.
+    """Use ``threads`` BLAS/OpenMP threads in numpy, numexpr and PyTorch; describe the setting.
 
     Set for every contender of a run, so that none has threads the others lack (on
     a busy 2-core machine spinning BLAS threads distort every ratio).

@@ -18,7 +18,7 @@ UPDATE_WEIGHT = "w - step_size * m / (sqrt(v) + eps)"
 
 
 def numexpr_adam_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) -> None:
-    """One Adam step on ``weight`` in place, ``state`` as ``optim.Adam``'s (exp_avg, exp_avg_sq, step).
+    """One Adam step on ``weight``, in place; ``state`` as ``optim.Adam`` keeps it.
 
     The bias corrections are folded into two scalars, as in the fused numpy step.
     Scalars are passed in the weight's dtype: numexpr treats Python floats as

@@ -7,10 +7,13 @@ import pytest
 from minitorch_ref import nn, optim
 
 
-def trajectory(cls, fused: bool, dtype, steps: int = 12, **options) -> list[np.ndarray]:
+def trajectory(cls, fused: bool, dtype, steps: int = 12, groups=list,
+               **options) -> list[np.ndarray]:
+    """The weights after ``steps`` random gradients; ``groups`` makes the param groups."""
     rng = np.random.default_rng(0)
-    params = [nn.Parameter(rng.standard_normal(shape).astype(dtype)) for shape in ((5, 4), (4,))]
-    optimizer = cls(params, fused=fused, **options)
+    params = [nn.Parameter(rng.standard_normal(shape).astype(dtype))
+              for shape in ((5, 4), (4,), (2, 2))]
+    optimizer = cls(groups(params), fused=fused, **options)
     for _ in range(steps):
         for p in params:
             p.grad[...] = rng.standard_normal(p.shape)
@@ -61,24 +64,18 @@ def test_fused_adam_flushes_decaying_first_moments_before_they_turn_subnormal():
     np.testing.assert_allclose(fused_weights, plain_weights, rtol=1e-6, atol=1e-7)
 
 
-def grouped_trajectory(cls, fused: bool, dtype, steps: int = 12) -> list[np.ndarray]:
-    """Three parameter groups, each with its own lr, betas and weight decay."""
-    rng = np.random.default_rng(1)
-    params = [nn.Parameter(rng.standard_normal(shape).astype(dtype)) for shape in ((6, 3), (3,), (2, 2))]
-    optimizer = cls([{"params": params[:1]},
-                     {"params": params[1:2], "lr": 0.05, "betas": (0.8, 0.99)},
-                     {"params": params[2:], "weight_decay": 0.1, "eps": 1e-4}], lr=0.01, fused=fused)
-    for _ in range(steps):
-        for p in params:
-            p.grad[...] = rng.standard_normal(p.shape)
-        optimizer.step()
-    return [p.data for p in params]
+def three_groups(params: list) -> list[dict]:
+    """One parameter group each, with its own lr, betas, weight decay and eps."""
+    return [{"params": params[:1]},
+            {"params": params[1:2], "lr": 0.05, "betas": (0.8, 0.99)},
+            {"params": params[2:], "weight_decay": 0.1, "eps": 1e-4}]
 
 
 @pytest.mark.parametrize("cls", [optim.Adam, optim.AdamW])
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
 def test_fused_matches_plain_with_several_parameter_groups(cls, dtype, rtol):
-    for a, b in zip(grouped_trajectory(cls, False, dtype), grouped_trajectory(cls, True, dtype)):
+    plain = trajectory(cls, False, dtype, groups=three_groups, lr=0.01)
+    for a, b in zip(plain, trajectory(cls, True, dtype, groups=three_groups, lr=0.01)):
         np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
 
 
