@@ -80,7 +80,9 @@ def _fused_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) 
     """
     beta1, beta2 = group["betas"]
     m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-    scratch = state.setdefault("scratch", np.empty_like(weight))
+    if "scratch" not in state:
+        state["scratch"] = np.empty_like(weight)
+    scratch = state["scratch"]
     m *= beta1
     np.multiply(grad, 1 - beta1, out=scratch)
     m += scratch
