@@ -70,16 +70,19 @@ def torch_available() -> bool:
 
 
 def limit_threads(threads: int) -> str:
-    """Use ``threads`` BLAS/OpenMP threads in numpy and PyTorch alike; describe the setting.
+    """Use ``threads`` BLAS/OpenMP threads in numpy, numexpr and PyTorch; describe the setting.
 
     Set for every contender of a run, so that none has threads the others lack (on
     a busy 2-core machine spinning BLAS threads distort every ratio).
     """
+    import numexpr
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads)
-    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
-    described = f"{threads} BLAS thread(s) (threadpoolctl"
+    numexpr.set_num_threads(threads)
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        os.environ[variable] = str(threads)
+    described = f"{threads} BLAS thread(s) (threadpoolctl; numexpr.set_num_threads({threads})"
     if torch_available():
         import torch
 

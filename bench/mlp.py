@@ -12,7 +12,9 @@ and 256. Each run trains a fresh model from the same seed. Contenders:
 - ``pytorch``: the same network in PyTorch CPU with its defaults;
 - ``matmul floor``: the step's matrix multiplies alone (3 forward, 5 backward:
   no gradient for the input images), the part no framework can avoid;
-- ``Adam alone``: the fused Adam update over the 235k parameters, as many steps.
+- ``Adam alone``: the fused Adam update over the 235k parameters, as many steps;
+- ``Adam numexpr``: the same update as three numexpr expressions
+  (``bench/numexpr_adam.py``), numexpr limited to the same threads as BLAS.
 
     python -m bench.mlp [--rounds 5] [--samples 60000] [--threads 1]
 """
@@ -25,12 +27,13 @@ import numpy as np
 import minitorch_ref as mt
 from bench._timing import (cell, limit_threads, machine, median_times, peak_memory_mib,
                            ratio, table, torch_available)
+from bench.numexpr_adam import numexpr_adam_step
 from minitorch_ref import nn, optim
 from minitorch_ref.nn.fused import forward_backward
 
 SIZES = (784, 256, 128, 10)
 LAST = 50   # the final loss is the mean over the epoch's last LAST batches
-CONTENDERS = ("fused", "plain", "pytorch", "matmul floor", "Adam alone")
+CONTENDERS = ("fused", "plain", "pytorch", "matmul floor", "Adam alone", "Adam numexpr")
 
 
 def synthetic_mnist(samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +123,8 @@ def matmul_floor(X, y, batch_size):
     return run
 
 
-def adam_alone(X, y, batch_size):
+def adam_alone(X, y, batch_size, numexpr: bool = False):
+    """The Adam update alone, on gradients that stay fixed, for as many steps as an epoch has."""
     params = minitorch_model().parameters()
     for param in params:
         param.grad[...] = np.random.default_rng(0).standard_normal(param.shape) * 1e-3
@@ -130,7 +134,15 @@ def adam_alone(X, y, batch_size):
         optimizer = optim.Adam(params, lr=1e-3, fused=True)
         for _ in range(steps):
             optimizer.step()
-    return run
+
+    def run_numexpr() -> None:
+        group = optim.Adam(params, lr=1e-3).param_groups[0]
+        states = [{"step": 0, "exp_avg": np.zeros_like(p.data), "exp_avg_sq": np.zeros_like(p.data)}
+                  for p in params]
+        for _ in range(steps):
+            for param, state in zip(params, states):
+                numexpr_adam_step(param.data, param.grad, group, state)
+    return run_numexpr if numexpr else run
 
 
 def measure(X, y, batch_size: int, rounds: int) -> dict:
@@ -138,7 +150,8 @@ def measure(X, y, batch_size: int, rounds: int) -> dict:
                   "plain": minitorch_epoch(X, y, batch_size, fused=False),
                   "pytorch": torch_epoch(X, y, batch_size) if torch_available() else None,
                   "matmul floor": matmul_floor(X, y, batch_size),
-                  "Adam alone": adam_alone(X, y, batch_size)}
+                  "Adam alone": adam_alone(X, y, batch_size),
+                  "Adam numexpr": adam_alone(X, y, batch_size, numexpr=True)}
     return median_times({name: run for name, run in contenders.items() if run}, rounds)
 
 
@@ -155,7 +168,8 @@ def main() -> None:
         t = measure(X, y, batch_size, args.rounds)
         times.append((batch_size, *(cell(t, name) for name in CONTENDERS),
                       ratio(t, "fused", "pytorch"), ratio(t, "fused", "matmul floor"),
-                      ratio(t, "plain", "pytorch"), ratio(t, "Adam alone", "matmul floor")))
+                      ratio(t, "plain", "pytorch"), ratio(t, "Adam alone", "matmul floor"),
+                      ratio(t, "Adam numexpr", "Adam alone")))
         losses.append((batch_size, *(cell(t, name, "result", "{:.3f}")
                                      for name in ("fused", "plain", "pytorch"))))
     print(f"MLP 784-256-128-10, Adam, float32, one epoch of {args.samples} samples; median of "
@@ -164,7 +178,7 @@ def main() -> None:
         print("PyTorch is not installed (pip install -e '.[parity]'): its columns are n/a.")
     print(table(("batch", *(f"{name} s" for name in CONTENDERS),
                  "fused / pytorch (target <= 0.8x)", "fused / floor (target <= 1.6x)",
-                 "plain / pytorch", "Adam alone / floor"), times))
+                 "plain / pytorch", "Adam alone / floor", "Adam numexpr / Adam alone"), times))
     print(f"\nSame work: mean loss over the epoch's last {LAST} batches (2.30 = chance)")
     print(table(("batch", "fused", "plain", "pytorch"), losses))
     print(f"peak memory {peak_memory_mib():.0f} MiB")

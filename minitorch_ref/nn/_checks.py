@@ -15,7 +15,7 @@ def check_features(name: str, x: np.ndarray, features: int) -> np.ndarray:
 
 
 def check_floating(name: str, x: np.ndarray) -> None:
-    if not np.issubdtype(x.dtype, np.floating):
+    if x.dtype.kind != "f":   # np.issubdtype(x.dtype, np.floating), without its ~3 µs per call
         raise ValueError(
             f"{name} expected a floating-point array, got dtype {x.dtype}. "
             "Convert it first, e.g. x.astype(np.float64)."

@@ -57,7 +57,8 @@ def forward_backward(model: Module, criterion: Loss, x: np.ndarray,
         x = _forward(module, x, in_place=fresh)
         fresh = type(module) is Linear
     loss, grad = _loss_and_gradient(criterion, x, target)
-    first = next((i for i, m in enumerate(modules) if m.parameters()), len(modules))
+    first = next((i for i, m in enumerate(modules) if type(m) is Linear or m.parameters()),
+                 len(modules))   # a Linear has parameters: no need to list them each step
     for index in reversed(range(first, len(modules))):
         grad = _backward(modules[index], inputs[index], grad, need_input_grad=index > first)
     return loss
@@ -80,7 +81,7 @@ def _backward(module: Module, x: np.ndarray, grad: np.ndarray,
     if type(module) is Linear:
         np.matmul(x.T, grad, out=module.weight.grad)
         if module.bias is not None:
-            np.sum(grad, axis=0, out=module.bias.grad)
+            grad.sum(axis=0, out=module.bias.grad)
         return grad @ module.weight.data.T if need_input_grad else None
     if type(module) is ReLU:
         return grad * (x > 0)   # the same mask whether x is the input or, in place, the output

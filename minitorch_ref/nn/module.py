@@ -33,6 +33,11 @@ class Module:
                 f"{type(self).__name__}.__init__ must call super().__init__() "
                 f"before assigning attributes (while setting '{name}')."
             )
+        if name in self.__dict__ and not isinstance(value, (Parameter, Module)):
+            # The common case, e.g. forward() saving its input again: a plain attribute
+            # stays plain (an attribute in __dict__ is in no registry), nothing to update.
+            object.__setattr__(self, name, value)
+            return
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
         self.__dict__.pop(name, None)
@@ -65,6 +70,7 @@ class Module:
         if "_buffer_names" not in self.__dict__:
             object.__setattr__(self, "_buffer_names", set())
         self._buffer_names.add(name)
+        self.__dict__.pop(name, None)   # a plain attribute of that name becomes the buffer
         setattr(self, name, value)
 
     # ------------------------------------------------------------------ computation

@@ -1,6 +1,7 @@
 """Adam and AdamW: adaptive moment estimation, with L2 or decoupled weight decay."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -79,7 +80,9 @@ def _fused_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) 
     """
     beta1, beta2 = group["betas"]
     m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-    scratch = state.setdefault("scratch", np.empty_like(weight))
+    if "scratch" not in state:
+        state["scratch"] = np.empty_like(weight)
+    scratch = state["scratch"]
     m *= beta1
     np.multiply(grad, 1 - beta1, out=scratch)
     m += scratch
@@ -97,6 +100,7 @@ def _fused_step(weight: np.ndarray, grad: np.ndarray, group: dict, state: dict) 
         _flush_subnormals(m, scratch)
 
 
+@functools.cache   # asked every step for every parameter: two logs each time otherwise
 def _flush_interval(beta1: float) -> int:
     """Steps after which a first moment left alone has shrunk by at most 1e6 (beta1^k >= 1e-6)."""
     return max(1, int(math.log(1e-6) / math.log(beta1))) if beta1 > 0 else 1 << 62
