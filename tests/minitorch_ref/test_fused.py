@@ -83,31 +83,3 @@ def test_fused_matches_plain_with_several_parameter_groups(cls, dtype, rtol):
 def test_there_is_no_amsgrad_variant_to_fuse(cls):
     with pytest.raises(TypeError, match="amsgrad"):
         cls([nn.Parameter(np.zeros(2))], amsgrad=True, fused=True)
-
-
-@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-5)])
-def test_the_benchmarked_numexpr_adam_matches_the_plain_step(dtype, rtol):
-    from bench.numexpr_adam import numexpr_adam_step
-
-    rng = np.random.default_rng(2)
-    param = nn.Parameter(rng.standard_normal((5, 4)).astype(dtype))
-    optimizer = optim.Adam([param], lr=0.1, betas=(0.5, 0.9), eps=1e-3)
-    weight, state = param.data.copy(), {"step": 0, "exp_avg": 0 * param.data,
-                                        "exp_avg_sq": 0 * param.data}
-    for _ in range(12):
-        param.grad[...] = rng.standard_normal(param.shape)
-        optimizer.step()
-        numexpr_adam_step(weight, param.grad, optimizer.param_groups[0], state)
-    assert weight.dtype == dtype
-    np.testing.assert_allclose(weight, param.data, rtol=rtol, atol=rtol)
-    np.testing.assert_allclose(state["exp_avg_sq"], optimizer.state[param]["exp_avg_sq"], rtol=rtol)
-
-
-def test_register_buffer_turns_a_plain_attribute_into_a_buffer():
-    # Module.__setattr__'s fast path keeps a plain attribute plain; register_buffer
-    # must still move one into the buffers.
-    layer = nn.Module()
-    layer.running = np.zeros(2)
-    layer.register_buffer("running", np.ones(2))
-    layer.running = np.full(2, 3.0)
-    np.testing.assert_array_equal(layer.state_dict()["running"], [3.0, 3.0])

@@ -472,3 +472,13 @@ def test_module_backward_before_forward_raises(name, factory):
 def test_loss_backward_before_forward_raises(name, factory):
     with pytest.raises(RuntimeError, match="forward"):
         factory().backward()
+
+
+def test_register_buffer_turns_a_plain_attribute_into_a_buffer():
+    # Module.__setattr__'s fast path keeps a plain attribute plain; register_buffer
+    # must still move one into the buffers.
+    layer = nn.Module()
+    layer.running = np.zeros(2)
+    layer.register_buffer("running", np.ones(2))
+    layer.running = np.full(2, 3.0)
+    np.testing.assert_array_equal(layer.state_dict()["running"], [3.0, 3.0])

@@ -1,0 +1,23 @@
+"""``environment.yml`` mirrors ``pyproject.toml``: every requirement, with the same bound."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pyproject_requirements() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    return {req.replace(" ", "") for req in project["dependencies"] + extras["dev"] + extras["parity"]}
+
+
+def environment_requirements() -> set[str]:
+    lines = (line.split("#")[0].strip() for line in (ROOT / "environment.yml").read_text().splitlines())
+    return {line.lstrip("- ").replace(" ", "") for line in lines if line.startswith("- ")}
+
+
+def test_environment_yml_mirrors_pyproject():
+    missing = pyproject_requirements() - environment_requirements()
+    assert not missing, f"environment.yml lacks {sorted(missing)}"
