@@ -7,8 +7,11 @@
                                             for every unit into ``release/``, normalised so
                                             that regenerating is byte-stable;
 ``python -m autograder.notebooks lint``     the static rules every source and release
-                                            notebook must follow.
+                                            notebook must follow;
+``python -m autograder.notebooks figures``  execute the source notebooks that have cells
+                                            tagged ``stretch-figure`` and save those cells'
+                                            plots as ``docs/img/<cell id>.png``.
 
 Modules: ``units`` (where the notebooks are, reading and writing them), ``sync``,
-``release`` and ``lint``.
+``release``, ``lint`` and ``figures``.
 """

@@ -1,4 +1,4 @@
-"""``python -m autograder.notebooks {sync,release,lint}``: see the package docstring."""
+"""``python -m autograder.notebooks {sync,release,lint,figures}``: see the package docstring."""
 from __future__ import annotations
 
 import argparse
@@ -18,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     release_parser = commands.add_parser("release", help="sync, then generate release/ with nbgrader")
     release_parser.add_argument("units", nargs="*", help="unit names (default: all)")
     commands.add_parser("lint", help="check the rules of every source and release notebook")
+    figures_parser = commands.add_parser(
+        "figures", help="execute the source notebooks with 'stretch-figure' cells; save their "
+                        "plots as docs/img/<cell id>.png")
+    figures_parser.add_argument("units", nargs="*", help="unit names (default: all)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
 
@@ -30,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         from autograder.notebooks.release import release
         for unit in release(root, args.units):
             print(f"released {unit.release.relative_to(root)}")
+        return 0
+    if args.command == "figures":
+        from autograder.notebooks.figures import figures
+        for path in figures(root, args.units):
+            print(f"wrote {path.relative_to(root)}")
         return 0
     from autograder.notebooks.lint import lint
     problems = lint(root)

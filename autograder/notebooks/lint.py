@@ -6,7 +6,10 @@ a round total), a visible test (a locked cell tagged ``visible-test``) after
 every solution cell, hidden test cells that are only ``from autograder import
 check`` and one registered ``check.<name>(...)`` call, no other code mentioning
 the reference or the autograder, and a chapter's frame (a "# Unit N" title,
-learning objectives, a recap).
+learning objectives, a recap). An optional stretch exercise is a solution cell
+tagged ``stretch``, ungraded, whose solution regions lie inside function bodies
+(so its untouched stub defines the function and "Run All" goes on), followed by a
+plotting cell tagged ``stretch-figure``; it needs no visible test.
 
 Release notebooks: the source's cells in the same order, with no solution code,
 no hidden tests, no mention of ``minitorch_ref``/``autograder`` in code, and a
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from autograder.notebooks.figures import FIGURE_TAG, is_figure
 from autograder.notebooks.units import (
     ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise, points,
     read, units,
@@ -32,6 +36,7 @@ HIDDEN_IMPORT = "from autograder import check"
 HIDDEN_CALL = re.compile(r"^check\.(?P<name>\w+)\(.*\)$")
 STUB = "raise NotImplementedError()"
 VISIBLE_TEST = "visible-test"   # the cell tag of a visible test
+STRETCH = "stretch"             # the cell tag of an optional, ungraded stretch solution
 POINTS_MULTIPLE = 10
 # A solution line this long that appears nowhere else in the source is "solution code".
 DISTINCTIVE = 12
@@ -69,6 +74,10 @@ def is_visible_test(cell: NotebookNode) -> bool:
     return VISIBLE_TEST in cell.metadata.get("tags", ())
 
 
+def is_stretch(cell: NotebookNode) -> bool:
+    return STRETCH in cell.metadata.get("tags", ())
+
+
 # ------------------------------------------------------------------------ source
 def _frame_problems(nb: NotebookNode) -> list[str]:
     problems = []
@@ -103,6 +112,17 @@ def _hidden_cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> l
     return problems
 
 
+def _stretch_problems(where: str, cell: NotebookNode) -> list[str]:
+    problems = []
+    if not is_solution(cell) or is_grade(cell) or minitorch(cell):
+        problems.append(f"{where}: a stretch cell is an ungraded solution cell that provides nothing")
+    markers = [line for line in cell.source.splitlines() if line.strip() == BEGIN_SOLUTION]
+    if any(not line.startswith(" ") for line in markers):
+        problems.append(f"{where}: a stretch cell's solution regions lie inside function bodies, so "
+                        "that its release stub raises only when called")
+    return problems
+
+
 def _cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> list[str]:
     meta, problems = nbgrader(cell), []
     if meta and meta.get("schema_version") != 3:
@@ -123,6 +143,8 @@ def _cell_problems(where: str, cell: NotebookNode, checks: set[str]) -> list[str
                         f"'{FORBIDDEN.search(cell.source).group(1)}'")
     if is_visible_test(cell) and (cell.cell_type != "code" or not is_locked(cell)):
         problems.append(f"{where}: a visible test is a locked code cell")
+    if is_stretch(cell):
+        problems.extend(_stretch_problems(where, cell))
     mt = minitorch(cell)
     if "provided_from" in mt and ("provides" in mt or not is_locked(cell) or is_solution(cell)):
         problems.append(f"{where}: a provided cell is locked, not a solution, and provides nothing")
@@ -150,7 +172,11 @@ def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
     for position, cell in enumerate(nb.cells):
         where = f"{unit} cell {position} ({cell.get('id')})"
         problems.extend(_cell_problems(where, cell, checks))
-        if is_solution(cell) and not any(is_visible_test(c) for c in nb.cells[position + 1:]):
+        later = nb.cells[position + 1:]
+        if is_stretch(cell):
+            if not any(map(is_figure, later)):
+                problems.append(f"{where}: no code cell tagged '{FIGURE_TAG}' follows this stretch cell")
+        elif is_solution(cell) and not any(is_visible_test(c) for c in later):
             problems.append(f"{where}: no visible test (a locked cell tagged "
                             f"'{VISIBLE_TEST}') follows this solution cell")
     total = points(nb)
