@@ -1,4 +1,4 @@
-"""How a classifier errs: the confusion matrix, and a grid of the images it got wrong."""
+"""How a classifier errs: a confusion matrix drawn, and a grid of the images it got wrong."""
 from __future__ import annotations
 
 import math
@@ -18,25 +18,30 @@ def _check_labels(y_true: np.ndarray, y_pred: np.ndarray) -> None:
                          "turn logits into labels with logits.argmax(axis=1)")
 
 
-def plot_confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, ax: Axes | None = None,
+def plot_confusion_matrix(counts: np.ndarray, ax: Axes | None = None,
                           class_names: Sequence[str] | None = None,
                           normalize: bool = False) -> Axes:
-    """Counts of (true class, predicted class) pairs; the diagonal holds the correct ones.
+    """Draw a confusion matrix; the diagonal holds the correct predictions.
+
+    The counting is yours (unit 11's ``confusion_matrix``): this only draws.
 
     Args:
-        y_true, y_pred: integer labels of shape ``(N,)``.
+        counts: shape ``(C, C)``; row ``i``, column ``j`` counts samples of true
+            class ``i`` predicted as ``j``.
         ax: the Axes to draw on (default: a new figure).
-        class_names: tick labels (default: ``0 .. C-1``).
+        class_names: ``C`` tick labels (default: ``0 .. C-1``).
         normalize: show each row as fractions of that true class.
 
     Returns:
-        The Axes; row ``i``, column ``j`` counts samples of class ``i`` predicted as ``j``.
+        The Axes.
     """
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-    _check_labels(y_true, y_pred)
-    n_classes = len(class_names) if class_names is not None else int(max(y_true.max(), y_pred.max())) + 1
-    counts = np.zeros((n_classes, n_classes))
-    np.add.at(counts, (y_true, y_pred), 1)
+    counts = np.asarray(counts)
+    if counts.ndim != 2 or counts.shape[0] != counts.shape[1] or (counts < 0).any():
+        raise ValueError(f"counts must be a square (C, C) matrix of non-negative counts, got "
+                         f"shape {counts.shape}; make it with confusion_matrix(y_true, y_pred)")
+    n_classes = len(counts)
+    if class_names is not None and len(class_names) != n_classes:
+        raise ValueError(f"{len(class_names)} class names for a {n_classes}x{n_classes} matrix")
     shown = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1) if normalize else counts
     ax = style.axes_or_new(ax, figsize=(0.55 * n_classes + 2.5, 0.55 * n_classes + 2))
     image = ax.imshow(shown, cmap=style.SEQUENTIAL_CMAP)

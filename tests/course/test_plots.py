@@ -109,16 +109,25 @@ def test_optimizer_trajectories_draw_every_path_over_contours():
         plots.plot_optimizer_trajectories([("bad", np.zeros(3))], lambda x, y: x)
 
 
-def test_confusion_matrix_counts_pairs():
-    ax = plots.plot_confusion_matrix(np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 2, 0]),
-                                     class_names=["a", "b", "c"])
+def test_confusion_matrix_draws_the_counts_it_is_given():
+    counts = np.array([[1, 1, 0], [0, 1, 0], [1, 0, 1]])
+    ax = plots.plot_confusion_matrix(counts, class_names=["a", "b", "c"])
     _rendered(ax)
-    np.testing.assert_array_equal(ax.images[0].get_array(), [[1, 1, 0], [0, 1, 0], [1, 0, 1]])
+    np.testing.assert_array_equal(ax.images[0].get_array(), counts)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
-    normalised = plots.plot_confusion_matrix(np.array([0, 0]), np.array([0, 1]), normalize=True)
+    normalised = plots.plot_confusion_matrix(np.array([[1, 1], [0, 0]]), normalize=True)
     np.testing.assert_allclose(normalised.images[0].get_array(), [[0.5, 0.5], [0, 0]])
-    with pytest.raises(ValueError, match="integer class labels"):
-        plots.plot_confusion_matrix(np.array([0.0]), np.array([0]))
+
+
+@pytest.mark.parametrize("counts, names, message", [
+    (np.array([0, 1]), None, "square"),
+    (np.zeros((2, 3)), None, "square"),
+    (np.array([[1, -1], [0, 0]]), None, "non-negative"),
+    (np.eye(2), ["a", "b", "c"], "3 class names for a 2x2"),
+])
+def test_confusion_matrix_rejects_what_is_not_one(counts, names, message):
+    with pytest.raises(ValueError, match=message):
+        plots.plot_confusion_matrix(counts, class_names=names)
 
 
 def test_misclassified_grid_shows_only_the_errors():
