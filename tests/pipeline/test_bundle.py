@@ -50,17 +50,25 @@ def wheelhouse() -> Path:
     return Path(base) / "wheelhouse"
 
 
+def clean_env() -> dict[str, str]:
+    """The environment without the development tree: a PYTHONPATH naming the repository
+    would show pip the full project's metadata, and Python the reference packages."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
 def install(python: Path, bundle: Path) -> None:
-    """Offline from the wheelhouse if it has everything; otherwise fill it first."""
+    """Offline from the wheelhouse if it has everything; otherwise fill it first. The
+    course's own wheel always comes from the bundle, never from the cache."""
     house = wheelhouse()
     house.mkdir(parents=True, exist_ok=True)
     offline = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(house),
                "-r", str(bundle / "requirements.txt")]
-    if subprocess.run(offline, cwd=bundle, capture_output=True).returncode == 0:
-        return
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house),
-                    "-r", str(bundle / "requirements.txt")], cwd=bundle, check=True)
-    subprocess.run(offline, cwd=bundle, check=True)
+    if subprocess.run(offline, cwd=bundle, env=clean_env(), capture_output=True).returncode != 0:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house),
+                        "-r", str(bundle / "requirements.txt")], cwd=bundle, env=clean_env(), check=True)
+        for stale in house.glob("minitorch_course-*"):
+            stale.unlink()
+        subprocess.run(offline, cwd=bundle, env=clean_env(), check=True)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +93,7 @@ def test_bundle_installs_alone_and_runs_every_notebook_to_its_first_stub(bundle,
     python = venv / "bin" / "python"
     install(python, bundle)
     print(f"\nfresh venv with the student requirements: {time.monotonic() - started:.0f} s")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = clean_env()
     for name in ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
                  "MPLCONFIGDIR", "JUPYTER_PATH"):
         env[name] = str(tmp_path / "state" / name.lower())

@@ -111,14 +111,18 @@ def _v3(ctx: Context, folder: Path) -> None:
         json.dumps(nbformat.convert(copy.deepcopy(ctx.source), 3)), encoding="utf-8")
 
 
+# A broken Linear cell costs the Linear checks; the initialisers' cells still run.
+LINEAR_HIDDEN = frozenset({"hidden-linear-forward", "hidden-linear-backward-input",
+                           "hidden-linear-backward-params", "hidden-linear-accumulates",
+                           "hidden-linear-init"})
 HIDDEN_INIT_LOOP = ("            self.bias = Parameter(rng.uniform(-bound, bound, size=out_features)"
                     ".astype(dtype))\n")
 CASES = (
     BadCase("syntax-error", "a missing colon in the Linear cell",
             edited(linear=lambda s: s.replace("def extra_repr(self) -> str:", "def extra_repr(self) -> str")),
-            "hidden"),
+            LINEAR_HIDDEN),
     BadCase("import-error", "the Linear cell imports a module that does not exist",
-            edited(linear=lambda s: "from my_helpers import fast_matmul\n\n" + s), "hidden"),
+            edited(linear=lambda s: "from my_helpers import fast_matmul\n\n" + s), LINEAR_HIDDEN),
     BadCase("loop-after-definition", "a correct Linear, then `while True: pass` in the same cell",
             edited(linear=lambda s: s + "\n\n\nwhile True:   # left over from debugging\n    pass\n")),
     BadCase("loop-in-method", "Linear.__init__ never returns when bias=False",
@@ -132,7 +136,7 @@ CASES = (
                                             "gain * np.sqrt(1.0 / (fan_in + fan_out))"),
                    xavier_tests=lambda s: "print('xavier_normal_ passes the tests.')\n",
                    hidden_linear_init=lambda s: "assert True\n"),
-            frozenset({"xavier-tests"})),
+            frozenset({"hidden-xavier"})),
     BadCase("deleted-read-only-cells", "the imports and the Module base class deleted",
             without("setup", "module-base")),
     BadCase("edited-read-only-cells", "Parameter.grad starts at 1 and rel_error is replaced",
