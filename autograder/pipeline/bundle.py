@@ -10,7 +10,14 @@
   ``minitorch-course`` and the version, which unit 1's environment check asks for;
 - ``requirements.txt``: the student environment pinned to the versions the course
   is tested with (read from this environment), and the wheel through ``--find-links``;
-- ``README.md``: how to install and start.
+- ``README.md``: the student guide (``student_guide.py``): install, the units, how to
+  work through one, how to hand in.
+
+The wheel also installs ``<prefix>/etc/jupyter/nbgrader_config.py``, which Jupyter reads
+wherever it is started from that environment: it makes the Validate button report every
+cell that raises or writes to stderr (``Validator.validate_all``), not only graded cells.
+Without it Validate says "Success" on an untouched notebook, because a release notebook's
+hidden-test cells hold a comment until grading.
 
 It refuses to finish if anything in the bundle names ``minitorch_ref``,
 ``autograder`` or ``source/``.
@@ -27,6 +34,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from autograder.pipeline.course import Course
+from autograder.pipeline.student_guide import guide
 
 # What students run: Jupyter, the notebooks' imports, the course's own dependencies,
 # and nbgrader (its Validate button; unit 1's environment check asks for it).
@@ -48,22 +56,18 @@ dependencies = {dependencies}
 
 [tool.setuptools.packages.find]
 include = ["course*"]
+
+[tool.setuptools.data-files]
+"etc/jupyter" = ["nbgrader_config.py"]
 """
 
-README = """# minitorch-course: student bundle
-
-1. Create an environment and install (Python {python}):
-
-       python3 -m venv .venv
-       . .venv/bin/activate
-       python -m pip install -r requirements.txt
-
-2. Start Jupyter and open `notebooks/01_setup/01_setup.ipynb`:
-
-       jupyter lab notebooks
-
-Each unit is one notebook. Write your code where it says `# YOUR CODE HERE`,
-run the visible tests below it, and hand in the notebook.
+# Read by JupyterLab's Validate button (nbgrader's validate handler loads the
+# Jupyter config path, which includes the environment's etc/jupyter).
+NBGRADER_CONFIG = """# Installed by the minitorch-course student wheel.
+c = get_config()  # noqa: F821
+# Validate reports every cell that raises or writes to stderr, not only graded cells:
+# the hidden tests are placeholders until grading, so only this shows unfinished work.
+c.Validator.validate_all = True
 """
 
 
@@ -83,6 +87,7 @@ def build_wheel(root: Path, wheels: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="student-wheel-") as tmp:
         shutil.copytree(root / "course", Path(tmp) / "course",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (Path(tmp) / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
         (Path(tmp) / "pyproject.toml").write_text(PYPROJECT.format(
             name=project["name"], version=project["version"],
             python=project.get("requires-python", ">=3.10"),
@@ -113,15 +118,14 @@ def build(root: Path, out: Path) -> Path:
     course, out = Course(Path(root).resolve()), Path(out).resolve()
     shutil.rmtree(out, ignore_errors=True)
     (out / "notebooks").mkdir(parents=True)
-    for unit in course.units():
-        notebook = course.release(unit) / f"{unit}.ipynb"
-        if notebook.exists():
-            (out / "notebooks" / unit).mkdir()
-            shutil.copy(notebook, out / "notebooks" / unit / notebook.name)
+    notebooks = [course.release(unit) / f"{unit}.ipynb" for unit in course.units()]
+    notebooks = [notebook for notebook in notebooks if notebook.exists()]
+    for notebook in notebooks:
+        (out / "notebooks" / notebook.parent.name).mkdir()
+        shutil.copy(notebook, out / "notebooks" / notebook.parent.name / notebook.name)
     build_wheel(course.root, out / "wheels")
     (out / "requirements.txt").write_text(requirements(course.root))
-    (out / "README.md").write_text(README.format(
-        python=_project(course.root).get("requires-python", ">=3.10")))
+    (out / "README.md").write_text(guide(notebooks, _project(course.root).get("requires-python", ">=3.10")))
     leaks = audit(out)
     if leaks:
         raise BundleError("the bundle would contain " + ", ".join(leaks[:5]))

@@ -1,6 +1,7 @@
 """The tools students and instructors press: ``pytest --nbval-lax`` on every source notebook,
-nbgrader's ``Validator`` on every source notebook (it passes) and, inverted, on every release
-notebook (only the empty hidden-test cells "pass").
+nbgrader's ``Validator`` on every source notebook (it passes, with every cell checked, as the
+students' Validate button checks it) and, inverted, on every release notebook (only the empty
+hidden-test cells "pass").
 
 The graded run (test_execution.py) is stricter, but it runs inside the grading sandbox;
 these run the notebooks in a plain kernel, as JupyterLab's Validate button and CI do.

@@ -45,6 +45,19 @@ RUN_TO_FIRST_STUB = textwrap.dedent("""
         print("FINISHED")
 """)
 
+# What JupyterLab's Validate button runs, with the configuration its handler loads
+# (the Jupyter config path, so the student wheel's etc/jupyter/nbgrader_config.py).
+VALIDATE_AS_THE_BUTTON_DOES = textwrap.dedent("""
+    import sys
+    from nbgrader.server_extensions.validate_assignment.handlers import ValidateAssignmentHandler
+    from nbgrader.validator import Validator
+    config = ValidateAssignmentHandler.load_config(None)
+    result = Validator(config=config).validate(sys.argv[1])
+    print("validate_all", config.Validator.validate_all)
+    failed = result.get("failed", [])
+    print("first failure is a stub", bool(failed) and "NotImplementedError" in failed[0]["raw_error"])
+""")
+
 
 def wheelhouse() -> Path:
     base = os.environ.get("MINITORCH_COURSE_CACHE", str(Path.home() / ".cache" / "minitorch-course"))
@@ -82,9 +95,18 @@ def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(bundle):
     assert sorted(p.parent.name for p in (bundle / "notebooks").glob("*/*.ipynb")) == \
         sorted(p.parent.name for p in (ROOT / "release").glob("*/*.ipynb"))
     wheel = next((bundle / "wheels").glob("minitorch_course-*.whl"))
-    packages = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
-    assert {p for p in packages if not p.endswith(".dist-info")} == {"course"}
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names if ".dist-info/" not in name and ".data/" not in name} \
+        == {"course"}
+    assert [name.split(".data/")[1] for name in names if ".data/" in name] == \
+        ["data/etc/jupyter/nbgrader_config.py"]
     assert audit(bundle) == []
+    guide = (bundle / "README.md").read_text()
+    rows = [line for line in guide.splitlines() if line.startswith("| Unit ")]
+    assert [row.split("`")[1] for row in rows] == [f"{p.parent.name}/{p.name}" for p in
+                                                  sorted((ROOT / "release").glob("*/*.ipynb"))]
+    assert rows[0].endswith("| 10 |") and rows[10].endswith("| 20 + 10 graded by hand |"), rows
+    assert "(with a stretch exercise)" in rows[4] and "stretch" not in rows[5]
     assert "--find-links ./wheels" in (bundle / "requirements.txt").read_text()
 
 
@@ -119,3 +141,9 @@ def test_bundle_installs_alone_and_runs_every_notebook_to_its_first_stub(bundle,
             assert done.stdout.strip().splitlines()[-1:] == ["STOPPED NotImplementedError"], \
                 (notebook.name, done.stdout[-2000:], done.stderr[-2000:])
     assert not [word for word in FORBIDDEN if (bundle / word).exists()]
+    validate = tmp_path / "validate.py"
+    validate.write_text(VALIDATE_AS_THE_BUTTON_DOES)
+    done = subprocess.run([str(python), str(validate), str(notebooks[1])], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.stdout.splitlines()[-2:] == ["validate_all True", "first failure is a stub True"], \
+        (done.stdout[-2000:], done.stderr[-2000:])
