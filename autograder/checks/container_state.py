@@ -105,19 +105,22 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
     state = state_of(a)
     saved = {key: as_array(f"state_dict()['{key}']", state[key]).copy() for key in state.keys()}
     _shift_in_place(a)
-    for key, value in saved.items():
-        expect(close(state[key], value),
-               f"state_dict()['{key}'] changed when the model's parameter changed in place (as "
-               "an optimizer step does): the state holds the parameters' own arrays, no copies. "
-               "Return copies (param.data.copy()), so that a saved best model stays as it was.")
+    _expect_unchanged(state, saved, "state_dict()['{key}'] changed when the model's parameter "
+                      "changed in place (as an optimizer step does): the state holds the parameters' "
+                      "own arrays, no copies. Return copies (param.data.copy()), so that a saved best "
+                      "model stays as it was.")
     b = build(Sequential, mlp(Linear, ReLU, 2))
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
     _shift_in_place(b)
+    _expect_unchanged(state, saved, "After load_state_dict(state), training the loaded model "
+                      "changed state['{key}']: the model shares its arrays with the state dict. Copy "
+                      "the values in (param.data[...] = value, or value.copy()).")
+
+
+def _expect_unchanged(state, saved: dict, message: str) -> None:
+    """Every entry of ``state`` still equals its ``saved`` copy; ``message`` names ``{key}``."""
     for key, value in saved.items():
-        expect(close(state[key], value),
-               f"After load_state_dict(state), training the loaded model changed state['{key}']: "
-               "the model shares its arrays with the state dict. Copy the values in "
-               "(param.data[...] = value, or value.copy()).")
+        expect(close(state[key], value), message.format(key=key))
 
 
 @check
