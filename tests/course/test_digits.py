@@ -72,3 +72,17 @@ def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("MINITORCH_COURSE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "minitorch-course"
+
+
+def test_unit_11s_baseline_is_what_its_text_says(cache):
+    """Unit 11 writes "eight correct answers out of ten" and "a 5 taken for a 3" about the
+    nearest-template baseline on load_mnist()'s default split."""
+    X_train, X_test, y_train, y_test = load_mnist(cache_dir=cache)
+    templates = np.stack([X_train[y_train == digit].mean(axis=0) for digit in range(10)])
+    distances = ((X_test[:, None, :] - templates[None]) ** 2).sum(axis=2)
+    y_pred = distances.argmin(axis=1)
+    assert 0.78 <= np.mean(y_pred == y_test) < 0.83
+    confusions = np.zeros((10, 10), dtype=int)
+    np.add.at(confusions, (y_test, y_pred), 1)
+    np.fill_diagonal(confusions, 0)
+    assert np.unravel_index(confusions.argmax(), confusions.shape) == (5, 3)
