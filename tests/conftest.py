@@ -98,11 +98,14 @@ def scratch_course(tmp_path_factory, isolated_jupyter) -> Path:
 
 
 @pytest.fixture(scope="session")
-def graded_units(scratch_course) -> GradedClass:
-    """``scratch_course`` with the reference and release students graded in every unit."""
+def graded_units(scratch_course, tmp_path_factory) -> GradedClass:
+    """``scratch_course`` with the reference and release students graded in every unit, as on
+    a new machine: with no digits cached yet (the grader caches them; kernels may not)."""
     from autograder.notebooks.units import units
     from autograder.pipeline.demo.scenario import make_class
     made = [unit.name for unit in units(scratch_course)]
     graded = GradedClass(scratch_course, made, source_hash=tree_hash(scratch_course / "source"))
-    graded.grade(make_class(scratch_course, made, with_bad=False, mutations=()))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MINITORCH_COURSE_CACHE", str(tmp_path_factory.mktemp("no-digits-yet")))
+        graded.grade(make_class(scratch_course, made, with_bad=False, mutations=()))
     return graded

@@ -27,10 +27,15 @@ import psutil
 from autograder.pipeline import gradebook, runner, sanitize
 from autograder.pipeline.course import REPO, RECORD, Course, digest, tool_env
 from autograder.pipeline.kernel import LIMITS_VARIABLE
+from course.datasets.digits import CACHE_ENV, default_cache_dir
 
 GiB = 1 << 30
 PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "release",
              "nbgrader_config.py")
+# Run once per grading run, outside the guard: the caches kernels may read but never write.
+WARM_CACHES = ("import matplotlib.font_manager\n"
+               "from course.datasets import load_digits, load_mnist\n"
+               "load_mnist(); load_digits()")
 TIMEOUT_ERRORS = ("KeyboardInterrupt", "CellTimeoutError")
 NOTES_TITLE = "#### Notes from the grader"
 
@@ -59,7 +64,8 @@ class Result:
 
 
 class Workspace:
-    """What every job of a grading run shares: a template gradebook, a kernelspec, a font cache."""
+    """What every job of a grading run shares: a template gradebook, a kernelspec, and caches
+    (matplotlib's fonts, the course's digits) that kernels read but may not write."""
 
     def __init__(self, course: Course, limits: Limits, keep: bool = False) -> None:
         self.course, self.limits, self.keep = course, limits, keep
@@ -67,9 +73,10 @@ class Workspace:
         self.template = self.dir / "template.db"
         self.assignments = gradebook.template(course.gradebook, self.template)
         self.notebooks = {a: gradebook.notebooks(self.template, a) for a in self.assignments}
+        self.datasets = default_cache_dir()
         self._count = 0
         self._write_kernelspec()
-        self._warm_matplotlib()
+        self._warm_caches()
 
     def _write_kernelspec(self) -> None:
         spec = self.dir / "jupyter" / "kernels" / "python3"
@@ -79,10 +86,11 @@ class Workspace:
             "display_name": "Python 3 (ipykernel)", "language": "python",
             "metadata": {"debugger": False}}))
 
-    def _warm_matplotlib(self) -> None:
-        """Build matplotlib's font cache once, so kernels never write it."""
-        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"],
-                       env=tool_env({"MPLCONFIGDIR": str(self.dir / "matplotlib")}), check=False)
+    def _warm_caches(self) -> None:
+        """Build matplotlib's font cache and the digit caches once (the first grading on a new
+        machine would otherwise have every capstone kernel try, and be refused, to write them)."""
+        subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
+            {"MPLCONFIGDIR": str(self.dir / "matplotlib"), CACHE_ENV: str(self.datasets)}))
 
     def next_dir(self) -> Path:
         self._count += 1
@@ -133,12 +141,13 @@ def _environment(ws: Workspace, job: Path, graded: Path) -> dict[str, str]:
         "cpu_seconds": ws.limits.cpu_seconds, "output_bytes": ws.limits.output_chars,
         "log": str(tmp / "kernel.log"), "pidfile": str(job / "kernel.pid"),
         "policy": {"write": [str(graded), str(tmp)], "deny": deny,
-                   "read": [str(ws.dir / "matplotlib")]},
+                   "read": [str(ws.dir / "matplotlib"), str(ws.datasets)]},
     }
     return tool_env({
         "JUPYTER_PATH": str(ws.dir / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
         "JUPYTER_DATA_DIR": str(tmp / "data"), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
         "IPYTHONDIR": str(tmp / "ipython"), "MPLCONFIGDIR": str(ws.dir / "matplotlib"),
+        CACHE_ENV: str(ws.datasets),
         "TMPDIR": str(tmp / "tmp"), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
         LIMITS_VARIABLE: json.dumps(limits),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -80,7 +81,12 @@ def _raw_pixels(name: str, directory: Path) -> tuple[np.ndarray, np.ndarray]:
             f"pip install {source.package}"
         ) from exc
     X, y = np.asarray(X).astype(np.uint8), np.asarray(y).astype(np.int64)
-    _save_atomically(path, X=X, y=y)
+    try:
+        _save_atomically(path, X=X, y=y)
+    except OSError as exc:
+        warnings.warn(f"load_{name}: could not cache the digits in {directory} ({exc}); they "
+                      f"will be read from the package again next time. Set {CACHE_ENV} to a "
+                      "writable folder to cache them.", stacklevel=4)
     return X, y
 
 

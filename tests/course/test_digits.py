@@ -66,6 +66,15 @@ def test_first_load_writes_the_cache_and_a_missing_package_says_what_to_install(
         load_digits(cache_dir=tmp_path / "empty")
 
 
+def test_an_unwritable_cache_only_costs_a_warning(tmp_path):
+    """A read-only home on a hub, or the grader's guard, must not stop the digits loading."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with pytest.warns(UserWarning, match="could not cache the digits in .*a-file.*MINITORCH_COURSE_CACHE"):
+        X_train, X_test, y_train, y_test = load_digits(cache_dir=blocked)
+    assert len(X_train) + len(X_test) == 1797
+
+
 def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("MINITORCH_COURSE_CACHE", str(tmp_path / "mine"))
     assert default_cache_dir() == tmp_path / "mine"

@@ -53,6 +53,15 @@ def test_source_notebook_runs_without_an_error_in_time(unit, graded_units):
     assert took <= SECONDS_PER_NOTEBOOK, f"{unit} took {took:.1f} s"
 
 
+def test_source_notebook_warns_of_nothing(unit, graded_units):
+    """Nothing on stderr: no deprecation, and no dataset cache the guard refused to let the
+    kernel write (the grader caches the digits before the kernels start)."""
+    nb = graded_notebook(graded_units.root, "reference", unit)
+    warned = {cell.id: out.text for cell in nb.cells for out in cell.get("outputs", ())
+              if out.get("name") == "stderr"}
+    assert not warned, warned
+
+
 def test_release_notebook_stops_at_a_stub_in_every_visible_test(unit, graded_units):
     nb = graded_notebook(graded_units.root, "release", unit)
     tests = [cell for cell in nb.cells if is_visible_test(cell)]
