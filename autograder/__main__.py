@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the whole instructor job on a scratch course")
     demo.add_argument("--out", type=Path, default=ROOT / "build" / "demo")
     demo.add_argument("--workers", type=int, default=2)
-    demo.add_argument("--timeout", type=int, default=15, help="seconds per cell")
+    demo.add_argument("--timeout", type=int, default=30, help="seconds per cell")
     return parser
 
 

@@ -10,7 +10,7 @@ from autograder import integrity
 from course.testing.failure import CheckFailure
 from autograder.sandbox import time_limit
 
-SECONDS_PER_CHECK = 10.0
+SECONDS_PER_CHECK = 10.0   # of computing (CPU time); twice that of waiting (wall clock)
 
 
 @dataclass(frozen=True)

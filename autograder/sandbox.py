@@ -1,7 +1,7 @@
 """Run student code so that whatever it does becomes a readable CheckFailure.
 
 An exception names the method and the student's own line; an endless loop is
-stopped after a time limit (SIGALRM, in the main thread, where kernels run cells).
+stopped after a time limit (timer signals, in the main thread, where kernels run cells).
 """
 from __future__ import annotations
 
@@ -20,29 +20,44 @@ _OWN_DIRS = tuple(os.path.join(_ROOT, package) for package in ("autograder", "mi
 
 class TimeLimitExceeded(BaseException):
     """Raised inside student code when a check's time is up (BaseException: an
-    ``except Exception`` in the submission does not swallow it)."""
+    ``except Exception`` in the submission does not swallow it); ``args[0]`` is the signal."""
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float, what: str) -> Iterator[None]:
-    """Stop the block after ``seconds`` with a CheckFailure naming ``what``."""
+def time_limit(seconds: float, what: str, wall_seconds: float | None = None) -> Iterator[None]:
+    """Stop the block after ``seconds`` of computing, or ``wall_seconds`` (twice ``seconds``
+    by default) of any kind, with a CheckFailure naming ``what``.
+
+    Computing is the process's CPU time (``ITIMER_PROF``: every thread, user and system), so a
+    busy grading machine that gives the kernel half a core does not fail correct code; the
+    wall-clock backstop (``ITIMER_REAL``) stops code that waits instead of computing.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield  # signals only reach the main thread; the cell timeout still applies
         return
+    wall_seconds = 2 * seconds if wall_seconds is None else wall_seconds
 
-    def on_alarm(signum, frame):
-        raise TimeLimitExceeded()
+    def on_signal(signum, frame):
+        raise TimeLimitExceeded(signum)
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    timers = {signal.SIGPROF: (signal.ITIMER_PROF, seconds),
+              signal.SIGALRM: (signal.ITIMER_REAL, wall_seconds)}
+    previous = {signum: signal.signal(signum, on_signal) for signum in timers}
+    for timer, limit in timers.values():
+        signal.setitimer(timer, limit)
     try:
         yield
-    except TimeLimitExceeded:
-        fail(f"{what} did not finish within {seconds:g} s. Is there an infinite loop "
-             "(or a Python loop over every element where numpy could do it at once)?")
+    except TimeLimitExceeded as stop:
+        if stop.args and stop.args[0] == signal.SIGALRM:
+            fail(f"{what} did not finish within {wall_seconds:g} s, most of it spent waiting, "
+                 "not computing. Does your code sleep, wait for input, or read a file?")
+        fail(f"{what} did not finish within {seconds:g} s of computing. Is there an infinite "
+             "loop (or a Python loop over every element where numpy could do it at once)?")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for timer, _ in timers.values():
+            signal.setitimer(timer, 0)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _student_frame(error: BaseException) -> str:

@@ -26,7 +26,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 JUPYTER_STATE = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
                  "MPLCONFIGDIR")
-CELL_TIMEOUT = 15   # seconds: above the checks' own 10 s limit, so their message shows
+CELL_TIMEOUT = 30   # seconds: above the checks' own limits (10 s computing, 20 s waiting), so their message shows
 
 
 @pytest.fixture(scope="session", autouse=True)

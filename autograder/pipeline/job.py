@@ -36,6 +36,9 @@ PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "r
 WARM_CACHES = ("import matplotlib.font_manager\n"
                "from course.datasets import load_digits, load_mnist\n"
                "load_mnist(); load_digits()")
+# nbclient waits this long after a cell's reply for its last output (default 4 s); on a busy
+# machine the output can lag, and a cell whose output is dropped is graded on what arrived.
+IOPUB_SECONDS = 20
 TIMEOUT_ERRORS = ("KeyboardInterrupt", "CellTimeoutError")
 NOTES_TITLE = "#### Notes from the grader"
 
@@ -115,6 +118,7 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
         f"c.CourseDirectory.root = {str(root)!r}\n"
         f"{timeout}"
         "c.Execute.kernel_name = 'python3'\n"
+        f"c.Execute.iopub_timeout = {IOPUB_SECONDS}\n"
         "c.Autograde.autograde_preprocessors = [Execute, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, LimitOutputSize, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]\n"
         f"c.LimitOutputSize.max_chars = {limits.output_chars}\n"

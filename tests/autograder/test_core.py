@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import signal
 import time
 
 import numpy as np
@@ -13,7 +14,7 @@ from autograder import check, integrity, registry
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import close, diagnose, not_summed, scaled, transposed
 from course.testing.failure import CheckFailure
-from autograder.sandbox import call
+from autograder.sandbox import call, time_limit
 from students import LINEAR, grade, notebook_class
 
 LINEAR_CHECKS = ("linear_forward", "linear_backward_input", "linear_backward_params",
@@ -88,6 +89,28 @@ def test_endless_loop_is_stopped_and_the_next_check_still_runs(monkeypatch):
         check.linear_forward(Linear)
     assert time.perf_counter() - start < 5
     check.linear_init(Linear)  # unaffected by the previous check's alarm
+
+
+def test_code_that_waits_is_stopped_by_the_wall_clock_with_its_own_message():
+    with pytest.raises(CheckFailure, match="within 0.2 s, most of it spent waiting"):
+        with time_limit(5, "forward", wall_seconds=0.2):
+            time.sleep(3)
+
+
+def test_a_slow_machine_does_not_count_against_the_computing_limit():
+    """Sleeping for longer than the CPU limit (as a descheduled kernel would) is no failure."""
+    with time_limit(0.2, "forward", wall_seconds=5):
+        time.sleep(0.5)
+
+
+def test_the_limit_leaves_signal_handlers_and_timers_as_it_found_them():
+    before = {s: signal.getsignal(s) for s in (signal.SIGPROF, signal.SIGALRM)}
+    with pytest.raises(CheckFailure, match="within 0.1 s of computing"):
+        with time_limit(0.1, "forward"):
+            while True:
+                pass
+    assert {s: signal.getsignal(s) for s in before} == before
+    assert signal.getitimer(signal.ITIMER_PROF) == signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
 # --------------------------------------------------------------------------- a student's Linear

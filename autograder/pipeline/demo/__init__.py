@@ -66,7 +66,7 @@ def table(root: Path, students: list[Student], made: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(out: Path, workers: int = 2, timeout: int = 15) -> int:
+def run_demo(out: Path, workers: int = 2, timeout: int = 30) -> int:
     started = time.monotonic()
     root = out / "course"
     print(f"Scratch course: {root}")
