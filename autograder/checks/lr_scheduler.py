@@ -96,13 +96,13 @@ def expect_rates(label: str, what: str, got: np.ndarray, expected: np.ndarray,
         lines = [f"{label}: {what.format(i=group)} is wrong {_when(t)}: got {g[t]:.6g}, "
                  f"expected {e[t]:.6g}.",
                  f"  expected {_window(e, t)}", f"  got      {_window(g, t)}"]
-        hint = diagnose(g, e, signatures + _shift_signatures(e[0]))
+        hint = diagnose(g, e, signatures + _shift_signatures())
         if hint:
             lines.append(f"  Likely mistake: {hint}")
         fail("\n".join(lines))
 
 
-def _shift_signatures(base: float) -> tuple[Signature, ...]:
+def _shift_signatures() -> tuple[Signature, ...]:
     def changes(e):
         return not close(e[1:], e[:-1])
     return (
@@ -113,28 +113,37 @@ def _shift_signatures(base: float) -> tuple[Signature, ...]:
         when("ahead", lambda g, e: changes(e) and close(g[:-1], e[1:]),
              "your rates are one step early: the epoch counter starts at 0 and construction "
              "moves it to 1. Start from last_epoch = -1, so that step 0 is epoch 0."),
-        when("constant", lambda g, e: close(g, np.full_like(e, base)),
-             "the rate never changes: step() must compute the new rate and write it into "
-             "every optimizer.param_groups[i]['lr']."),
+        when("constant", lambda g, e: close(g, np.full_like(e, g[0])),
+             "the rate never changes: step() must increment self.last_epoch, compute the "
+             "rates for it and write them into every optimizer.param_groups[i]['lr']."),
     )
 
 
 # ----------------------------------------------------------------------------- running
 def expect_schedule(name: str, scheduler_cls: type, SGD: type, Parameter: type | None,
                     kwargs: dict, steps: int = STEPS, lrs: tuple[float, ...] = (BASE_LR,),
-                    signatures: tuple[Signature, ...] = ()) -> None:
-    """The student's scheduler on the student's SGD against the reference, ``steps`` steps."""
+                    signatures: tuple[Signature, ...] = (), reference: type | None = None) -> None:
+    """The student's scheduler on the student's SGD against the reference (``ref.<name>``
+    unless given), ``steps`` steps."""
     layout = None if len(lrs) == 1 else [((i,), {"lr": lr}) for i, lr in enumerate(lrs)]
     twins = Twins.build("SGD", SGD, Parameter, [np.zeros(2) for _ in lrs], dict(lr=lrs[0]), layout)
     label = _label(name, kwargs)
     student = call(label, scheduler_cls, twins.student, **kwargs)
-    check_instance(name, student, allowed=[*twins.student_params, *kwargs.values()])
-    reference = getattr(ref, name)(twins.ref, **kwargs)
+    check_instance(name, student, allowed=[twins.student, *twins.student_params, *kwargs.values()])
+    reference = (reference or getattr(ref, name))(twins.ref, **kwargs)
     got_rates, got_last = _record(label, student, twins.student, steps)
     rates, last = _record(label, reference, twins.ref, steps)
     expect_rates(label, "optimizer.param_groups[{i}]['lr']", got_rates, rates,
                  signatures + _not_written(got_last, last))
-    expect_rates(label, "get_last_lr()[{i}]", got_last, last, signatures)
+    expect_rates(label, "get_last_lr()[{i}]", got_last, last, signatures + _stale_last_lr())
+
+
+def _stale_last_lr() -> tuple[Signature, ...]:
+    """Hints for get_last_lr() once the optimizer's rates are right."""
+    return (when("stale", lambda g, e: close(g[1:], e[:-1]),
+                 "get_last_lr() is one step behind the optimizer's rates: keep in "
+                 "self._last_lr the rates step() has just computed, not the groups' rates from "
+                 "before the update."),)
 
 
 def _not_written(got_last: np.ndarray, last: np.ndarray) -> tuple[Signature, ...]:
@@ -182,11 +191,39 @@ def step_lr_schedule(StepLR, SGD, Parameter=None):
     expect_configs("StepLR", StepLR, SGD, Parameter, [(c, step_lr_hints) for c in configs])
 
 
+# ----------------------------------------------------------------------------- the base class
+def halving(base: type) -> type:
+    """A subclass of ``base`` whose rate halves every epoch, as in unit 9's visible tests."""
+    class Halving(base):
+        def lr_at(self, base_lr, epoch):
+            return base_lr * 0.5**epoch
+    return Halving
+
+
+def base_class_hints(lrs: tuple[float, ...]) -> tuple[Signature, ...]:
+    def first_rate(g, e):
+        return close(g, e / e[0] * lrs[0])
+
+    def compounded(g, e):
+        return close(g, e[0] * np.cumprod(e / e[0]))
+
+    return (
+        when("first_rate", first_rate,
+             "this group gets the first group's rate: write each group its own rate "
+             "(zip the optimizer's param_groups with the rates)."),
+        when("compounded", compounded,
+             "the rate compounds: each step computes it from the group's current rate. Compute "
+             "it from the initial rate, with self.get_lr() (lr_at(base_lr, epoch))."),
+    )
+
+
 @check
-def lr_scheduler_param_groups(StepLR, SGD, Parameter=None):
-    """With two parameter groups, each rate follows the schedule from its own initial lr."""
-    expect_schedule("StepLR", StepLR, SGD, Parameter, dict(step_size=2, gamma=0.5),
-                    lrs=(0.1, 0.02))
+def lr_scheduler_step(LRScheduler, SGD, Parameter=None):
+    """LRScheduler.step() with a test subclass whose rate halves every epoch, on an optimizer
+    with two parameter groups (initial rates 0.1 and 0.02), for 8 steps."""
+    lrs = (0.1, 0.02)
+    expect_schedule("Halving", halving(LRScheduler), SGD, Parameter, {}, steps=8, lrs=lrs,
+                    signatures=base_class_hints(lrs), reference=halving(ref.LRScheduler))
 
 
 # ----------------------------------------------------------------------------- ExponentialLR

@@ -62,7 +62,76 @@ class WarmupCosineIgnoresWarmupOffset(sched.WarmupCosineLR):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * progress)) / 2
 
 
+class StepDoesNotAdvance(sched.LRScheduler):
+    def step(self):
+        self._last_lr = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+
+class StepAdvancesAfterComputing(sched.LRScheduler):
+    def step(self):
+        self._last_lr = self.get_lr()
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+
+class StepWritesFirstGroupOnly(sched.LRScheduler):
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = self.get_lr()
+        self.optimizer.param_groups[0]["lr"] = self._last_lr[0]
+
+
+class StepFirstRateEverywhere(sched.LRScheduler):
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = self.get_lr()
+        for group in self.optimizer.param_groups:
+            group["lr"] = self._last_lr[0]
+
+
+class StepKeepsRatesBeforeUpdate(sched.LRScheduler):
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+
+
+class StepWithoutLastLr(sched.LRScheduler):
+    def step(self):
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+
+
+class StepFromCurrentRate(sched.LRScheduler):
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = [self.lr_at(group["lr"], self.last_epoch)
+                         for group in self.optimizer.param_groups]
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+
 MUTANTS = [
+    Mutant("scheduler_step_does_not_advance", "LRScheduler", StepDoesNotAdvance, "never changes",
+           "last_epoch never incremented"),
+    Mutant("scheduler_step_advances_late", "LRScheduler", StepAdvancesAfterComputing,
+           "one step late", "get_lr() before last_epoch += 1"),
+    Mutant("scheduler_step_first_group_only", "LRScheduler", StepWritesFirstGroupOnly,
+           "not written into the optimizer", "only param_groups[0] updated"),
+    Mutant("scheduler_step_first_rate_everywhere", "LRScheduler", StepFirstRateEverywhere,
+           "first group's rate", "every group gets _last_lr[0]"),
+    Mutant("scheduler_step_stale_last_lr", "LRScheduler", StepKeepsRatesBeforeUpdate,
+           "one step behind", "_last_lr holds the rates before the update"),
+    Mutant("scheduler_step_without_last_lr", "LRScheduler", StepWithoutLastLr, "_last_lr",
+           "_last_lr never set, get_last_lr() raises"),
+    Mutant("scheduler_step_from_current_rate", "LRScheduler", StepFromCurrentRate, "compounds",
+           "lr_at(group['lr'], epoch) instead of the initial rate"),
+
     Mutant("scheduler_no_step_zero", "ExponentialLR", ExponentialNoStepZero, "one step late",
            "construction does not perform step 0"),
     Mutant("scheduler_starts_at_epoch_one", "CosineAnnealingLR", CosineStartsAtEpochOne,

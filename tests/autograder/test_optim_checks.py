@@ -11,7 +11,7 @@ import pytest
 from autograder import check
 from autograder.mutants import lr_scheduler as scheduler_mutants
 from autograder.mutants import optim as optim_mutants
-from students import failure, family
+from students import failure, family, grade, notebook_class, student_with
 
 FAMILY_CHECKS = family("optim", "adam", "lr_scheduler")
 MUTANTS = optim_mutants.MUTANTS + scheduler_mutants.MUTANTS
@@ -167,9 +167,53 @@ def test_a_correct_student_optimizer_passes(name, cls, with_parameter):
 
 def test_correct_student_schedulers_pass():
     check.step_lr_schedule(StudentStepLR, StudentSGD)
-    check.lr_scheduler_param_groups(StudentStepLR, StudentSGD, Param)
     check.cosine_annealing_lr_schedule(StudentCosine, StudentSGD)
     check.cosine_annealing_lr_past_t_max(StudentCosine, StudentSGD)
+
+
+# A base class written the way unit 9 asks: subclasses give lr_at(base_lr, epoch).
+SCHEDULER_BASE = '''
+class LRScheduler:
+    def __init__(self, optimizer, last_epoch=-1):
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self.step()
+
+    def get_lr(self):
+        return [self.lr_at(base_lr, self.last_epoch) for base_lr in self.base_lrs]
+
+    def step(self):
+        self.last_epoch += 1
+        self._last_lr = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+    def get_last_lr(self):
+        return list(self._last_lr)
+'''
+
+
+def test_a_correct_student_scheduler_base_class_passes():
+    assert grade("lr_scheduler_step", notebook_class(SCHEDULER_BASE, "LRScheduler"),
+                 StudentSGD, Param) is None
+
+
+@pytest.mark.parametrize("step, expected", [
+    ("def step(self):\n    self.last_epoch += 1\n    self._last_lr = self.get_lr()\n"
+     "    self.optimizer.param_groups[0]['lr'] = self._last_lr[0]",
+     "param_groups[1]['lr'] is wrong after 1 call"),
+    ("def step(self):\n    self._last_lr = self.get_lr()\n    self.last_epoch += 1\n"
+     "    for group, lr in zip(self.optimizer.param_groups, self._last_lr):\n"
+     "        group['lr'] = lr", "one step late"),
+    ("def step(self):\n    raise NotImplementedError()", "not implemented yet"),
+])
+def test_a_broken_step_of_the_base_class_is_named(step, expected):
+    message = failure("lr_scheduler_step", student_with("LRScheduler", step, SCHEDULER_BASE),
+                      StudentSGD, Param)
+    assert expected in message and "Halving(optimizer)" in message
 
 
 class RaisesInStep(StudentSGD):
