@@ -2,8 +2,9 @@
 
 Source notebooks: canonical form (no outputs), unique cell ids, nbgrader metadata
 that autogrades (solution cells with markers, locked grade cells with points,
-a round total), a visible test (a locked cell tagged ``visible-test``) after
-every solution cell, hidden test cells that are only ``from autograder import
+a round total; a heading that states points states exactly those graded in its
+section, and every graded cell lies in such a section), a visible test (a locked
+cell tagged ``visible-test``) after every solution cell, hidden test cells that are only ``from autograder import
 check`` and one registered ``check.<name>(...)`` call, no other code mentioning
 the reference or the autograder, and a chapter's frame (a "# Unit N" title,
 learning objectives, a recap). An optional stretch exercise is a solution cell
@@ -38,6 +39,8 @@ STUB = "raise NotImplementedError()"
 VISIBLE_TEST = "visible-test"   # the cell tag of a visible test
 STRETCH = "stretch"             # the cell tag of an optional, ungraded stretch solution
 POINTS_MULTIPLE = 10
+# A heading that promises points, e.g. "### Exercise 2: `Sequential` (7 points)".
+POINTS_HEADING = re.compile(r"^(?P<level>#+) .*\((?P<points>\d+) points?\b")
 # A solution line this long that appears nowhere else in the source is "solution code".
 DISTINCTIVE = 12
 
@@ -88,6 +91,42 @@ def _frame_problems(nb: NotebookNode) -> list[str]:
     for heading in ("Learning objectives", "Recap"):
         if not re.search(rf"^#+ .*{heading}", text, re.MULTILINE):
             problems.append(f"no markdown heading containing '{heading}'")
+    return problems
+
+
+def _scored(cell: NotebookNode) -> float:
+    """The points a cell scores: a grade cell's, or a hand-graded task's."""
+    meta = nbgrader(cell)
+    return float(meta.get("points", 0)) if meta.get("grade") or meta.get("task") else 0.0
+
+
+def _heading_problems(nb: NotebookNode) -> list[str]:
+    """A heading's promised points are the scored cells' points in its section (up to the next
+    heading of its level or above), and every scored cell lies in a section that promises some."""
+    headings = []   # (cell position, level, promised points, heading text)
+    for position, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                match = POINTS_HEADING.match(line)
+                if line.startswith("#"):
+                    headings.append((position, len(line) - len(line.lstrip("#")),
+                                     float(match["points"]) if match else None, line.strip()))
+    problems, covered = [], set()
+    for index, (start, level, promised, text) in enumerate(headings):
+        if promised is None:
+            continue
+        end = next((p for p, l, _, _ in headings[index + 1:] if l <= level and p > start),
+                   len(nb.cells))
+        section = [p for p in range(start, end) if _scored(nb.cells[p])]
+        covered.update(section)
+        scored = sum(_scored(nb.cells[p]) for p in section)
+        if scored != promised:
+            problems.append(f"'{text}' promises {promised:g} points but the cells in its section "
+                            f"score {scored:g}")
+    for position, cell in enumerate(nb.cells):
+        if _scored(cell) and position not in covered:
+            problems.append(f"cell {position} ({cell.get('id')}) scores {_scored(cell):g} points "
+                            "under no heading that says how many points its section is worth")
     return problems
 
 
@@ -159,7 +198,7 @@ def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
         from autograder import check
         checks = set(dir(check))
     nb = read(unit.source)
-    problems = [f"{unit}: {p}" for p in _frame_problems(nb)]
+    problems = [f"{unit}: {p}" for p in _frame_problems(nb) + _heading_problems(nb)]
     if dumps(normalise(copy.deepcopy(nb))) != unit.source.read_text(encoding="utf-8"):
         problems.append(f"{unit}: not in canonical form (outputs or volatile metadata): "
                         "run python -m autograder.notebooks sync")

@@ -88,6 +88,7 @@ HIDDEN = ("### BEGIN HIDDEN TESTS\nfrom autograder import check\n"
 def course(tmp_path: Path) -> Path:
     """Unit 01 provides ``square`` (a solution) and ``K`` (read-only); unit 02 uses them."""
     save(tmp_path, "01_first", frame(
+        new_markdown_cell("### Exercise 1: `square` (10 points)", id="exercise"),
         solution_cell("square", SQUARE, provides=["square"]),
         locked_cell("constant", "K = 3", provides=["K"]),
         grade_cell("hidden", HIDDEN),
@@ -98,6 +99,9 @@ def course(tmp_path: Path) -> Path:
         locked_cell("only-k", "", provided_from=["K"]),
     ))
     return tmp_path
+
+
+SQUARE_CELL, CONSTANT_CELL, HIDDEN_CELL = 2, 3, 4   # positions in 01_first
 
 
 def cell(root: Path, unit: str, cell_id: str):
@@ -126,7 +130,7 @@ def test_sync_follows_a_change_of_the_solution(course):
     sync(course)
     unit = Unit("01_first", course)
     nb = read(unit.source)
-    nb.cells[1].source = SQUARE.replace("x * x", "x ** 2")
+    nb.cells[SQUARE_CELL].source = SQUARE.replace("x * x", "x ** 2")
     write(nb, unit.source)
     assert sync(course, check=True) != []
     sync(course)
@@ -136,8 +140,8 @@ def test_sync_follows_a_change_of_the_solution(course):
 def test_sync_strips_outputs(course):
     unit = Unit("01_first", course)
     nb = read(unit.source)
-    nb.cells[2].outputs = [new_output("stream", name="stdout", text="3\n")]
-    nb.cells[2].execution_count = 4
+    nb.cells[CONSTANT_CELL].outputs = [new_output("stream", name="stdout", text="3\n")]
+    nb.cells[CONSTANT_CELL].execution_count = 4
     write(nb, unit.source)
     assert any("01_first" in line for line in sync(course))
     assert cell(course, "01_first", "constant").outputs == []
@@ -169,7 +173,7 @@ def test_lint_accepts_the_made_up_unit(course):
 def test_lint_rejects_a_bad_test_cell(course, source, problem):
     unit = Unit("01_first", course)
     nb = read(unit.source)
-    nb.cells[3].source = source
+    nb.cells[HIDDEN_CELL].source = source
     write(nb, unit.source)
     assert any(problem in line for line in source_problems(unit, CHECKS))
 
@@ -177,7 +181,7 @@ def test_lint_rejects_a_bad_test_cell(course, source, problem):
 def test_lint_wants_a_visible_test_after_each_solution(course):
     unit = Unit("01_first", course)
     nb = read(unit.source)
-    del nb.cells[4]
+    del nb.cells[HIDDEN_CELL + 1]
     write(nb, unit.source)
     assert any("no visible test" in line for line in source_problems(unit, CHECKS))
 
@@ -185,17 +189,38 @@ def test_lint_wants_a_visible_test_after_each_solution(course):
 def test_lint_wants_round_points(course):
     unit = Unit("01_first", course)
     nb = read(unit.source)
-    nb.cells[3].metadata.nbgrader.points = 3
+    nb.cells[HIDDEN_CELL].metadata.nbgrader.points = 3
     write(nb, unit.source)
     assert any("multiple of 10" in line for line in source_problems(unit, CHECKS))
+
+
+@pytest.mark.parametrize("heading, problem", [
+    ("### Exercise 1: `square` (8 points)", "promises 8 points but the cells in its section score 10"),
+    ("### Exercise 1: `square`", "under no heading that says how many points"),
+])
+def test_lint_wants_headings_to_state_the_points_graded_under_them(course, heading, problem):
+    unit = Unit("01_first", course)
+    nb = read(unit.source)
+    nb.cells[1].source = heading
+    write(nb, unit.source)
+    assert any(problem in line for line in source_problems(unit, CHECKS))
+
+
+def test_a_section_ends_at_the_next_heading_of_its_level(course):
+    unit = Unit("01_first", course)
+    nb = read(unit.source)
+    nb.cells.insert(HIDDEN_CELL, new_markdown_cell("### Exercise 2: more", id="next"))
+    write(nb, unit.source)
+    assert any("promises 10 points but the cells in its section score 0" in line
+               for line in source_problems(unit, CHECKS))
 
 
 def released(course: Path, change) -> list[str]:
     """The release problems of unit 01 when its release is its source changed by ``change``."""
     unit = Unit("01_first", course)
     nb = copy.deepcopy(read(unit.source))
-    nb.cells[1].source = "def square(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
-    nb.cells[3].source = ""
+    nb.cells[SQUARE_CELL].source = "def square(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+    nb.cells[HIDDEN_CELL].source = ""
     change(nb)
     write(nb, unit.release)
     return release_problems(unit)
@@ -206,12 +231,12 @@ def test_release_rules_accept_a_correct_release(course):
 
 
 @pytest.mark.parametrize("change, problem", [
-    (lambda nb: setattr(nb.cells[1], "source", SQUARE), "solution or hidden-test marker"),
-    (lambda nb: setattr(nb.cells[1], "source", "def square(x):\n    return x * x\n"
+    (lambda nb: setattr(nb.cells[SQUARE_CELL], "source", SQUARE), "solution or hidden-test marker"),
+    (lambda nb: setattr(nb.cells[SQUARE_CELL], "source", "def square(x):\n    return x * x\n"
                         "raise NotImplementedError()  # padding to be long"), "solution code"),
-    (lambda nb: setattr(nb.cells[1], "source", "def square(x):\n    pass"), "stubs"),
-    (lambda nb: setattr(nb.cells[3], "source", "from autograder import check"), "mentions"),
-    (lambda nb: nb.cells.pop(2), "differ from the source"),
+    (lambda nb: setattr(nb.cells[SQUARE_CELL], "source", "def square(x):\n    pass"), "stubs"),
+    (lambda nb: setattr(nb.cells[HIDDEN_CELL], "source", "from autograder import check"), "mentions"),
+    (lambda nb: nb.cells.pop(CONSTANT_CELL), "differ from the source"),
 ])
 def test_release_rules_catch_leaks(course, change, problem):
     assert any(problem in line for line in released(course, change))
