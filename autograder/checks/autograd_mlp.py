@@ -52,6 +52,15 @@ class MLP:
         return X, rng.uniform(0, 1, (self.batch, self.sizes[-1]))
 
 
+def cross_entropy_ops(logits, y: np.ndarray):
+    """Mean softmax cross-entropy of ``logits`` (a Tensor, (N, C)) for classes ``y`` (N,):
+    Tensor operations only, shifted by the row maximum (a constant from ``logits.data``)."""
+    scores = asarray(logits.data, dtype=float)
+    shifted = logits - scores.max(axis=1, keepdims=True)
+    one_hot = np.eye(scores.shape[1])[y]
+    return (shifted.exp().sum(axis=1).log() - (shifted * one_hot).sum(axis=1)).mean()
+
+
 def mlp_forward(mlp: MLP, X: np.ndarray, y: np.ndarray) -> Callable:
     """The loss as a function of W1, b1, W2, b2, ...: Tensor operations only."""
     def loss(*params):
@@ -65,10 +74,7 @@ def mlp_forward(mlp: MLP, X: np.ndarray, y: np.ndarray) -> Callable:
             h = h.sigmoid()
         if mlp.loss == "MSE":
             return ((h - y) ** 2).mean()
-        scores = asarray(h.data, dtype=float)
-        shifted = h - scores.max(axis=1, keepdims=True)
-        one_hot = np.eye(mlp.sizes[-1])[y]
-        return (shifted.exp().sum(axis=1).log() - (shifted * one_hot).sum(axis=1)).mean()
+        return cross_entropy_ops(h, y)
     return loss
 
 

@@ -1,9 +1,10 @@
-"""The functions that only a notebook defines, taken from its solution cells.
+"""The functions and classes that only a notebook defines, taken from its solution cells.
 
-Unit 1's ``affine``, unit 9's ``train_epoch`` and unit 11's ``confusion_matrix``
-have no twin in ``minitorch_ref``: the audit grades the source notebook's own
-solution (every solution cell that defines one of them, run together with numpy),
-so the checks are proved on the code students are compared with, never a copy.
+Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix`` and unit
+12's ``cross_entropy`` and ``TensorMLP`` have no twin in ``minitorch_ref``: the audit
+grades the source notebook's own solution (every solution cell that defines one of them,
+run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
+proved on the code students are compared with, never a copy.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 
 import numpy as np
 
+from minitorch_ref.autograd import Tensor
 from autograder.notebooks.sync import reference_code
 from autograder.notebooks.units import Unit, is_solution, read
 
@@ -19,14 +21,18 @@ FUNCTIONS = {
     "01_setup": ("affine", "standardize", "pairwise_sq_distances"),
     "09_training": ("train_epoch", "evaluate", "fit"),
     "11_capstone": ("confusion_matrix",),
+    "12_autograd": ("cross_entropy", "TensorMLP"),
 }
+# What a unit's solution cells use from its earlier, unsolved cells.
+GLOBALS = {"12_autograd": {"Tensor": Tensor}}
 
 
 @functools.cache
 def _namespace(unit: str) -> dict[str, object]:
     """The unit's solution cells that define its graded functions, run in one namespace."""
-    defines = re.compile(rf"^def ({'|'.join(FUNCTIONS[unit])})\(", re.MULTILINE)
-    namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}"}
+    defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
+    namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
+                                    **GLOBALS.get(unit, {})}
     for cell in read(Unit(unit).source).cells:
         if cell.cell_type == "code" and is_solution(cell) and defines.search(cell.source):
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
@@ -34,7 +40,7 @@ def _namespace(unit: str) -> dict[str, object]:
 
 
 def solution(name: str) -> object:
-    """The source notebook's solution of the function ``name``; LookupError if none."""
+    """The source notebook's solution of the function (or class) ``name``; LookupError if none."""
     for unit, names in FUNCTIONS.items():
         if name in names:
             return _namespace(unit)[name]
