@@ -25,6 +25,14 @@ def notebook(source: str, **names) -> dict:
     return namespace
 
 
+def solution_source(unit: str, cell_id: str) -> str:
+    """The code of a source notebook's solution cell, markers removed: a correct student's."""
+    from autograder.notebooks.sync import reference_code
+    from autograder.notebooks.units import Unit, read
+    return reference_code(next(c.source for c in read(Unit(unit).source).cells
+                               if c.get("id") == cell_id))
+
+
 def notebook_class(source: str, name: str, **names) -> type:
     """Class (or function) ``name`` of the notebook cell ``source``."""
     return notebook(source, **names)[name]

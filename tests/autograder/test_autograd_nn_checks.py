@@ -7,13 +7,10 @@ import pytest
 
 from autograder import registry
 from autograder.mutants.autograd_nn import MUTANTS
-from autograder.notebooks.sync import reference_code
-from autograder.notebooks.units import Unit, read
-from students import assert_mutants_cover, failure, family, grade, notebook
+from students import assert_mutants_cover, failure, family, grade, notebook, solution_source
 from test_autograd_checks import STUDENT
 
-SOLUTION = reference_code(next(c.source for c in read(Unit("12_autograd").source).cells
-                               if c.get("id") == "mlp"))
+SOLUTION = solution_source("12_autograd", "mlp")
 
 
 SHAPE = "\n\nTensor.shape = property(lambda self: self.data.shape)\n\n\n"

@@ -11,7 +11,7 @@ import pytest
 from autograder import check
 from autograder.mutants import lr_scheduler as scheduler_mutants
 from autograder.mutants import optim as optim_mutants
-from students import failure, family, grade, notebook_class, student_with
+from students import failure, family, grade, notebook_class, solution_source, student_with
 
 FAMILY_CHECKS = family("optim", "adam", "lr_scheduler")
 MUTANTS = optim_mutants.MUTANTS + scheduler_mutants.MUTANTS
@@ -171,29 +171,8 @@ def test_correct_student_schedulers_pass():
     check.cosine_annealing_lr_past_t_max(StudentCosine, StudentSGD)
 
 
-# A base class written the way unit 9 asks: subclasses give lr_at(base_lr, epoch).
-SCHEDULER_BASE = '''
-class LRScheduler:
-    def __init__(self, optimizer, last_epoch=-1):
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            group.setdefault("initial_lr", group["lr"])
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self.step()
-
-    def get_lr(self):
-        return [self.lr_at(base_lr, self.last_epoch) for base_lr in self.base_lrs]
-
-    def step(self):
-        self.last_epoch += 1
-        self._last_lr = self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
-            group["lr"] = lr
-
-    def get_last_lr(self):
-        return list(self._last_lr)
-'''
+# The base class as unit 9's own solution writes it (subclasses give lr_at(base_lr, epoch)).
+SCHEDULER_BASE = solution_source("09_training", "scheduler-base")
 
 
 def test_a_correct_student_scheduler_base_class_passes():
