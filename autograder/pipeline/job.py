@@ -36,8 +36,9 @@ PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "r
 WARM_CACHES = ("import matplotlib.font_manager\n"
                "from course.datasets import load_digits, load_mnist\n"
                "load_mnist(); load_digits()")
-# nbclient waits this long after a cell's reply for its last output (default 4 s); on a busy
-# machine the output can lag, and a cell whose output is dropped is graded on what arrived.
+# nbclient waits this long after a cell's reply for its last output (default 4 s), and nbgrader
+# raises when the wait ends (raise_on_iopub_timeout), which stops the notebook's grading: on a
+# busy machine, output that lagged could leave a correct submission ungraded.
 IOPUB_SECONDS = 20
 TIMEOUT_ERRORS = ("KeyboardInterrupt", "CellTimeoutError")
 NOTES_TITLE = "#### Notes from the grader"
@@ -110,8 +111,9 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
         '"""Written by autograder.pipeline.job: the course\'s configuration, bounded."""\n'
         "import runpy\n"
         "from nbconvert.preprocessors import ClearMetadataPreprocessor\n"
-        "from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute,\n"
+        "from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata,\n"
         "                                    IgnorePattern, LimitOutput, SaveAutoGrades)\n"
+        "from autograder.pipeline.execute import Execute\n"
         "from autograder.pipeline.outputs import LimitOutputSize\n\n"
         "c = get_config()\n"
         f"runpy.run_path({str(course.config)!r}, init_globals={{'get_config': lambda: c}})\n"
