@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
     grade.add_argument("--memory-gb", type=float, default=4.0, help="memory per kernel (GiB)")
     grade.add_argument("--keep", action="store_true", help="keep the job folders (debugging)")
+    grade.add_argument("--no-sandbox", action="store_false", dest="sandbox",
+                       help="run kernels without bubblewrap (where it cannot run, e.g. macOS); "
+                            "student code then has the grader's rights")
     feedback = commands.add_parser("feedback", help="generate feedback HTML in parallel")
     feedback.add_argument("assignments", nargs="*")
     feedback.add_argument("--workers", type=int, default=2)
@@ -43,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=ROOT / "build" / "demo")
     demo.add_argument("--workers", type=int, default=2)
     demo.add_argument("--timeout", type=int, default=30, help="seconds per cell")
+    demo.add_argument("--no-sandbox", action="store_false", dest="sandbox",
+                      help="run kernels without bubblewrap")
     return parser
 
 
@@ -50,11 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     course = args.course.resolve()
     if args.command == "grade":
-        from autograder.pipeline.grade import grade
+        from autograder.pipeline.grade import GradingError, grade
         from autograder.pipeline.job import GiB, Limits
         limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
-        summary = grade(course, args.assignments or None, args.students, args.workers, limits,
-                        force=args.force, keep=args.keep)
+        try:
+            summary = grade(course, args.assignments or None, args.students, args.workers, limits,
+                            force=args.force, keep=args.keep, sandbox=args.sandbox)
+        except GradingError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         print(summary)
         return 1 if any(r.status != "graded" for r in summary.results) else 0
     if args.command == "feedback":
@@ -74,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {build(course, args.out)}")
         return 0
     from autograder.pipeline.demo import run_demo
-    return run_demo(args.out.resolve(), workers=args.workers, timeout=args.timeout)
+    return run_demo(args.out.resolve(), workers=args.workers, timeout=args.timeout,
+                    sandbox=args.sandbox)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ then, in one run:
    ``nbgrader autograde`` job: process start, kernel start, running the notebook);
 2. a class of N students on ``--units``, each handing in what one made-up student
    of the demo hands in (the reference, the untouched release or a catalogued
-   bug), graded with ``--workers 1`` and again (``force``) with ``--workers 2``.
+   bug), graded with ``--workers 1`` and again (``force``) with ``--workers 2``;
+3. what the OS sandbox costs: the same class with 2 workers, without and with
+   bubblewrap, twice each, alternating (so drift in the machine's load evens out).
 
 The machine's other load changes the numbers; the ratio is measured within one run.
 """
@@ -44,9 +46,9 @@ def make_students(root: Path, units: list[str], count: int) -> list[Student]:
 
 
 def graded(root: Path, limits: Limits, workers: int, students: list[str] | None = None,
-           units: list[str] | None = None):
+           units: list[str] | None = None, sandbox: bool = True):
     summary = grade(root, units, students, workers=workers, limits=limits, force=True,
-                    progress=False)
+                    progress=False, sandbox=sandbox)
     failed = [r for r in summary.results if r.status != "graded"]
     if failed:
         raise SystemExit(f"could not grade: {[(r.outcome.student, r.outcome.assignment) for r in failed]}")
@@ -83,6 +85,17 @@ def one_class(root: Path, units: list[str], count: int, limits: Limits) -> None:
     print(f"\nA class of {count} students, {jobs} submissions of {', '.join(units)}:")
     print(table(("workers", "seconds", "seconds per submission"), rows))
     print(f"speed-up with 2 workers: {seconds[1] / seconds[2]:.2f}x")
+    sandbox_cost(root, units, names, limits)
+
+
+def sandbox_cost(root: Path, units: list[str], names: list[str], limits: Limits) -> None:
+    """Grade the class with 2 workers without and with the sandbox, alternating; print the ratio."""
+    seconds = {False: 0.0, True: 0.0}
+    for sandbox in (False, True, False, True):
+        seconds[sandbox] += graded(root, limits, 2, names, units, sandbox=sandbox).seconds
+    print(f"\nThe OS sandbox (bubblewrap + Landlock), 2 workers, two runs each: "
+          f"{seconds[True]:.1f} s sandboxed vs {seconds[False]:.1f} s without: "
+          f"{seconds[True] / seconds[False]:.2f}x ({100 * (seconds[True] / seconds[False] - 1):+.0f}%)")
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import gradebook, job
+from autograder.pipeline import bwrap, gradebook, job
 from autograder.pipeline.course import RECORD, Course, digest
 from autograder.pipeline.progress import Progress
 
@@ -35,11 +35,14 @@ class Summary:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     workers: int = 1
+    sandbox: bool = True
 
     def __str__(self) -> str:
         failed = [r for r in self.results if r.status != "graded"]
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s with "
                 f"{self.workers} worker(s); {len(self.skipped)} unchanged, skipped")
+        if not self.sandbox:
+            text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
         if failed:
             text += "; could not grade (scored 0, flagged for review): " + ", ".join(
                 f"{r.outcome.student}/{r.outcome.assignment}" for r in failed)
@@ -84,12 +87,16 @@ def _choose(course: Course, known: list[str], assignments: list[str] | None) -> 
 
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,
           workers: int = 2, limits: job.Limits = job.Limits(), force: bool = False,
-          progress: bool = True, keep: bool = False) -> Summary:
-    """Autograde every (or every chosen) submission of the course at ``root``."""
+          progress: bool = True, keep: bool = False, sandbox: bool = True) -> Summary:
+    """Autograde every (or every chosen) submission of the course at ``root``; each kernel in
+    bubblewrap unless ``sandbox`` is False (refused when bubblewrap cannot run here)."""
     course, started = Course(Path(root).resolve()), time.monotonic()
     if not course.gradebook.exists():
         raise GradingError(f"no gradebook at {course.gradebook}: generate the assignments first.")
-    ws = job.Workspace(course, limits, keep=keep)
+    why = bwrap.unavailable() if sandbox else None
+    if why:
+        raise GradingError(why)
+    ws = job.Workspace(course, limits, keep=keep, sandbox=sandbox)
     lock = threading.Lock()
 
     def run_one(student: str, assignment: str) -> job.Result:
@@ -100,7 +107,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     try:
         chosen = _choose(course, ws.assignments, assignments)
         todo, skipped = pending(course, chosen, students, force)
-        summary = Summary(skipped=skipped, workers=workers)
+        summary = Summary(skipped=skipped, workers=workers, sandbox=sandbox)
         with ThreadPoolExecutor(max_workers=workers) as pool, \
                 Gradebook(course.db_url) as gb, \
                 Progress(len(todo), "autograding", enabled=progress) as bar:

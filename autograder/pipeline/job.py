@@ -2,10 +2,11 @@
 
 A job's folder holds a course with nothing but a gradebook (the template: the
 assignments, no other student), a generated ``nbgrader_config.py`` (the course's,
-plus the kernel and output bounds) and the one submission. The kernel runs with
-``autograder.pipeline.kernel`` (memory, file size, CPU, output) and its guard
-(no file outside its folder, no processes), so a submission can damage nothing
-but its own job. Afterwards ``run`` reads the scores, notes what went wrong for
+plus the kernel and output bounds) and the one submission. The kernel runs in an OS
+sandbox (``autograder.pipeline.kernelspec``: bubblewrap, Landlock) with
+``autograder.pipeline.kernel``'s bounds (memory, file size, CPU, output), so a
+submission sees nothing of the course or the machine and can damage nothing but
+its own scratch folders. Afterwards ``run`` reads the scores, notes what went wrong for
 the student (in a markdown cell at the top of the graded notebook, so feedback
 shows it) and leaves ``autograded/<student>/<assignment>/`` for the grader to merge.
 """
@@ -24,14 +25,11 @@ from pathlib import Path
 import nbformat
 import psutil
 
-from autograder.pipeline import gradebook, runner, sanitize
-from autograder.pipeline.course import REPO, RECORD, Course, digest, tool_env
-from autograder.pipeline.kernel import LIMITS_VARIABLE
+from autograder.pipeline import gradebook, kernelspec, runner, sanitize
+from autograder.pipeline.course import RECORD, Course, digest, tool_env
 from course.datasets.digits import CACHE_ENV, default_cache_dir
 
 GiB = 1 << 30
-PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "release",
-             "nbgrader_config.py")
 # Run once per grading run, outside the guard: the caches kernels may read but never write.
 WARM_CACHES = ("import matplotlib.font_manager\n"
                "from course.datasets import load_digits, load_mnist\n"
@@ -52,6 +50,7 @@ class Limits:
     memory_bytes: int = 4 * GiB
     output_chars: int = 1_000_000
     file_bytes: int = 100 << 20
+    disk_bytes: int = 512 << 20     # the sandbox's two tmpfs mounts together (working folder, /scratch)
     cpu_seconds: int = 1800
     job_seconds: int = 1200
 
@@ -68,33 +67,26 @@ class Result:
 
 
 class Workspace:
-    """What every job of a grading run shares: a template gradebook, a kernelspec, and caches
-    (matplotlib's fonts, the course's digits) that kernels read but may not write."""
+    """What every job of a grading run shares: a template gradebook, caches (matplotlib's fonts,
+    the course's digits) that kernels read but may not write, and whether kernels are sandboxed."""
 
-    def __init__(self, course: Course, limits: Limits, keep: bool = False) -> None:
-        self.course, self.limits, self.keep = course, limits, keep
+    def __init__(self, course: Course, limits: Limits, keep: bool = False,
+                 sandbox: bool = True) -> None:
+        self.course, self.limits, self.keep, self.sandbox = course, limits, keep, sandbox
         self.dir = Path(tempfile.mkdtemp(prefix="autograder-run-"))
         self.template = self.dir / "template.db"
         self.assignments = gradebook.template(course.gradebook, self.template)
         self.notebooks = {a: gradebook.notebooks(self.template, a) for a in self.assignments}
-        self.datasets = default_cache_dir()
+        self.shared = kernelspec.Shared(self.dir, course.root, self.dir / "matplotlib",
+                                        default_cache_dir(), CACHE_ENV)
         self._count = 0
-        self._write_kernelspec()
         self._warm_caches()
-
-    def _write_kernelspec(self) -> None:
-        spec = self.dir / "jupyter" / "kernels" / "python3"
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "autograder.pipeline.kernel", "-f", "{connection_file}"],
-            "display_name": "Python 3 (ipykernel)", "language": "python",
-            "metadata": {"debugger": False}}))
 
     def _warm_caches(self) -> None:
         """Build matplotlib's font cache and the digit caches once (the first grading on a new
         machine would otherwise have every capstone kernel try, and be refused, to write them)."""
         subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
-            {"MPLCONFIGDIR": str(self.dir / "matplotlib"), CACHE_ENV: str(self.datasets)}))
+            {"MPLCONFIGDIR": str(self.shared.matplotlib), CACHE_ENV: str(self.shared.datasets)}))
 
     def next_dir(self) -> Path:
         self._count += 1
@@ -120,6 +112,9 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
         f"c.CourseDirectory.root = {str(root)!r}\n"
         f"{timeout}"
         "c.Execute.kernel_name = 'python3'\n"
+        "c.KernelManager.transport = 'ipc'   # sandboxed kernels have no network\n"
+        f"c.KernelManager.ip = {str(root.parent / 'run' / 'kernel')!r}\n"
+        f"c.KernelManager.connection_file = {str(root.parent / 'run' / 'kernel.json')!r}\n"
         f"c.Execute.iopub_timeout = {IOPUB_SECONDS}\n"
         "c.Autograde.autograde_preprocessors = [Execute, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, LimitOutputSize, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]\n"
@@ -138,27 +133,10 @@ def _copy_files(source: Path, destination: Path) -> None:
 
 
 def _environment(ws: Workspace, job: Path, graded: Path) -> dict[str, str]:
-    tmp = job / "tmp"
-    for name in ("config", "data", "runtime", "ipython", "tmp"):
-        (tmp / name).mkdir(parents=True, exist_ok=True)
-    deny = [str(ws.dir)] + [str(root / name) for root in {ws.course.root, REPO} for name in PROTECTED]
-    limits = {
-        "memory_bytes": ws.limits.memory_bytes, "file_bytes": ws.limits.file_bytes,
-        "cpu_seconds": ws.limits.cpu_seconds, "output_bytes": ws.limits.output_chars,
-        "log": str(tmp / "kernel.log"), "pidfile": str(job / "kernel.pid"),
-        "policy": {"write": [str(graded), str(tmp)], "deny": deny,
-                   "read": [str(ws.dir / "matplotlib"), str(ws.datasets)]},
-    }
-    return tool_env({
-        "JUPYTER_PATH": str(ws.dir / "jupyter"), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-        "JUPYTER_DATA_DIR": str(tmp / "data"), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-        "IPYTHONDIR": str(tmp / "ipython"), "MPLCONFIGDIR": str(ws.dir / "matplotlib"),
-        CACHE_ENV: str(ws.datasets),
-        "TMPDIR": str(tmp / "tmp"), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
-        LIMITS_VARIABLE: json.dumps(limits),
-        "AUTOGRADER_PROCESS_MEMORY": str(ws.limits.memory_bytes + 3 * GiB),
-    })
+    """The nbgrader process's variables: its kernelspec's, and a memory backstop."""
+    return tool_env({**kernelspec.write(job, graded, ws.shared, ws.limits, ws.sandbox),
+                     **kernelspec.THREADS,
+                     "AUTOGRADER_PROCESS_MEMORY": str(ws.limits.memory_bytes + 3 * GiB)})
 
 
 def _autograde(ws: Workspace, root: Path, student: str, assignment: str, env: dict) -> str | None:
@@ -248,7 +226,7 @@ def run(ws: Workspace, student: str, assignment: str, job: Path | None = None) -
         _annotate(graded / f"{name}.ipynb", notes)
     result.seconds = time.monotonic() - started
     (graded / RECORD).write_text(json.dumps({
-        "digest": digest(original), "status": result.status, "notes": notes,
+        "digest": digest(original), "status": result.status, "notes": notes, "sandbox": ws.sandbox,
         "seconds": round(result.seconds, 1), "graded_at": datetime.now(timezone.utc).isoformat(),
     }, indent=1))
     return result

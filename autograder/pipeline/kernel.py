@@ -11,13 +11,19 @@ variable ``AUTOGRADER_KERNEL_LIMITS`` (written by ``autograder.pipeline.job``):
   is dropped and a one-line note says so;
 - ``log``: where the kernel process's own file descriptors 1 and 2 go;
 - ``pidfile``: where the kernel writes its process id, so the grader can end it;
-- ``policy``: the file and process guard of ``autograder.pipeline.guard``.
+- ``policy``: the file and process guard of ``autograder.pipeline.guard`` (a tripwire);
+- ``seed``: ``[source, destination]`` pairs of folders copied before the kernel starts:
+  in the sandbox, the submission's files into the empty, size-limited working folder,
+  and the shared font cache into a writable place;
+- ``landlock``: folders where writing stays allowed once the kernel's sockets exist
+  (``autograder.pipeline.landlock``; everything else becomes unwritable for good).
 """
 from __future__ import annotations
 
 import json
 import os
 import resource
+import shutil
 import sys
 
 LIMITS_VARIABLE = "AUTOGRADER_KERNEL_LIMITS"
@@ -74,6 +80,13 @@ class OutputCap:
         stream.write = capped
 
 
+def copy_seed(pairs: list[list[str]]) -> None:
+    """Copy each read-only ``source`` folder's files into ``destination``."""
+    for source, destination in pairs:
+        if os.path.isdir(source):
+            shutil.copytree(source, destination, dirs_exist_ok=True, symlinks=True)
+
+
 def main(argv: list[str]) -> None:
     limits = json.loads(os.environ.get(LIMITS_VARIABLE, "{}"))
     if limits.get("pidfile"):
@@ -81,10 +94,14 @@ def main(argv: list[str]) -> None:
             stream.write(f"{os.getpid()}\n")
     set_rlimits(limits)
     redirect_process_output(limits.get("log"))
+    copy_seed(limits.get("seed", []))
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()
     app.initialize(argv)
+    if limits.get("landlock") is not None:   # after the sockets exist, before any cell runs
+        from autograder.pipeline import landlock
+        landlock.restrict(limits["landlock"])
     if limits.get("output_bytes"):
         cap = OutputCap(int(limits["output_bytes"]))
         cap.reset()

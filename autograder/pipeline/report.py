@@ -38,6 +38,7 @@ class ClassData:
     mistakes: Counter = field(default_factory=Counter)                # (label, text): students
     examples: dict[tuple[str, str], str] = field(default_factory=dict)
     notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
+    unsandboxed: list[tuple[str, str]] = field(default_factory=list)  # graded with --no-sandbox
 
 
 def _label(gb: Gradebook, grade_id: str, notebook: str, unit: str) -> str:
@@ -80,8 +81,10 @@ def collect(root: Path) -> ClassData:
                         key = (unit, labels[(grade.name, nb.name)])
                         data.cells.setdefault(key, []).append((grade.score or 0) >= grade.max_score)
                     _read_notebook(data, course, student, unit, nb.name, labels)
-                for note in course.record(student, unit).get("notes", []):
-                    data.notes.append((student, unit, note))
+                record = course.record(student, unit)
+                data.notes += [(student, unit, note) for note in record.get("notes", [])]
+                if record.get("sandbox") is False:
+                    data.unsandboxed.append((student, unit))
     return data
 
 
@@ -146,11 +149,14 @@ def render(data: ClassData) -> str:
         f"<td>{sum(x >= 100 for x in v)}</td></tr>" for u, v in data.scores.items() if v)
     notes = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(n)}</td></tr>"
                     for s, u, n in data.notes)
+    warning = (f'<p class="warning"><strong>{len(data.unsandboxed)} submission(s) were graded '
+               "with --no-sandbox</strong>: their code ran with the grader's rights, so their "
+               "scores are not proof against tampering.</p>") if data.unsandboxed else ""
     return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Class report</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td,th{{padding:.3em .6em;
 border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}table{{border-collapse:collapse}}
-img{{max-width:100%}}</style>
-</head><body><h1>Class report</h1>
+img{{max-width:100%}}.warning{{background:#fde;padding:.5em;border:1px solid #D55E00}}</style>
+</head><body><h1>Class report</h1>{warning}
 <h2>Score distribution per unit</h2>
 <table><tr><th>unit</th><th>submissions</th><th>median</th><th>full marks</th></tr>{summary}</table>
 {distribution}

@@ -66,7 +66,7 @@ def table(root: Path, students: list[Student], made: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(out: Path, workers: int = 2, timeout: int = 30) -> int:
+def run_demo(out: Path, workers: int = 2, timeout: int = 30, sandbox: bool = True) -> int:
     started = time.monotonic()
     root = out / "course"
     print(f"Scratch course: {root}")
@@ -77,7 +77,7 @@ def run_demo(out: Path, workers: int = 2, timeout: int = 30) -> int:
           f"{len(students)} students, {sum(len(s.builders) for s in students)} submissions "
           f"({len(REPRESENTATIVE)} of the {len(MUTATIONS)} notebook bugs: see the docstring of "
           "autograder/pipeline/demo/__init__.py).")
-    summary = grade(root, workers=workers, limits=Limits(cell_timeout=timeout))
+    summary = grade(root, workers=workers, limits=Limits(cell_timeout=timeout), sandbox=sandbox)
     print(summary)
     print(feedback.generate(root, workers=workers))
     print(f"grades exported to {feedback.export(root)}")

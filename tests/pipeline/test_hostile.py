@@ -1,0 +1,142 @@
+"""The red-team catalogue (``hostile.ATTACKS``) against the sandboxed grader, in one run.
+
+Every attacker hands in the release notebook (honest score: zero) with one attack appended
+to its Linear cell; an honest ``victim`` hands in the reference in the same run. The grader
+runs as an instructor would, with a token in its environment and an SSH key in its home.
+For each attack: no point above the honest score, no secret or solution line in anything
+returned to the student (graded notebook, feedback), nothing written outside the job, the
+victim's grade and files unchanged, the run completes.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+import hostile
+from autograder.pipeline import feedback
+from autograder.pipeline.bwrap import unavailable
+from autograder.pipeline.course import REPO
+from autograder.pipeline.demo.bad import UNIT, cell
+from autograder.pipeline.demo.scenario import make_course
+from autograder.pipeline.grade import grade
+from autograder.pipeline.job import Limits
+
+pytestmark = pytest.mark.pipeline
+SECRET = f"s3cret-{uuid.uuid4().hex}"
+SOLUTION_LINE = "### BEGIN SOLUTION"
+
+
+class Listener:
+    """A TCP server on loopback that records whoever connects."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port, self.connections = self.server.getsockname()[1], []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.connections.append(self.server.accept())
+            except OSError:
+                return
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory, isolated_jupyter):
+    if os.environ.get("CI") != "true" and unavailable():
+        pytest.skip(unavailable())
+    base = tmp_path_factory.mktemp("hostile")
+    root, home, listener = base / "course", base / "home", Listener()
+    make_course(root, [UNIT])
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY-----\n{SECRET}\n")
+    release = nbformat.read(str(root / "release" / UNIT / f"{UNIT}.ipynb"), as_version=4)
+    values = dict(course=str(root), home=str(home), repo=str(REPO), port=str(listener.port))
+    for attack in hostile.ATTACKS:
+        nb = nbformat.from_dict(release)
+        target = cell(nb, "linear")
+        target.source += "\n\n" + hostile.code(attack, **values)
+        folder = root / "submitted" / attack.name / UNIT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, str(folder / f"{UNIT}.ipynb"))
+    victim = root / "submitted" / "victim" / UNIT
+    victim.mkdir(parents=True)
+    shutil.copy(root / "source" / UNIT / f"{UNIT}.ipynb", victim)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MINITORCH_GRADER_TOKEN", SECRET)
+        patch.setenv("HOME", str(home))
+        patch.setenv("MINITORCH_COURSE_CACHE", str(base / "cache"))
+        summary = grade(root, workers=2, limits=Limits(cell_timeout=30), progress=False)
+        feedback.generate(root, [UNIT], workers=2)
+    time.sleep(5)   # what a process left behind would have done by now
+    return root, summary, listener
+
+
+def _scores(root: Path) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return {s.student.id: s.score for s in gb.find_assignment(UNIT).submissions}
+
+
+def _outputs(root: Path, student: str) -> str:
+    """What the student's code printed and raised in the graded notebook."""
+    nb = nbformat.read(str(root / "autograded" / student / UNIT / f"{UNIT}.ipynb"), as_version=4)
+    return "".join(o.get("text", "") + o.get("evalue", "") + str(o.get("data", ""))
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def _feedback(root: Path, student: str) -> str:
+    return (root / "feedback" / student / UNIT / f"{UNIT}.html").read_text()
+
+
+def test_the_run_completes_and_grades_everyone(attacked):
+    root, summary, _ = attacked
+    assert summary.sandbox and len(summary.results) == len(hostile.ATTACKS) + 1
+    assert all(r.status == "graded" for r in summary.results), summary
+
+
+@pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
+def test_no_point_above_the_honest_score(attacked, attack):
+    assert _scores(attacked[0])[attack.name] == 0, attack.story
+
+
+@pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
+def test_nothing_secret_returns_to_the_student(attacked, attack):
+    outputs = _outputs(attacked[0], attack.name)
+    for returned in (outputs, _feedback(attacked[0], attack.name)):
+        assert SECRET not in returned and SOLUTION_LINE not in returned, attack.story
+        assert "refs/heads" not in returned, attack.story   # the repository's .git/HEAD
+    assert "LEAK" not in outputs, attack.story
+
+
+def test_the_victim_keeps_full_marks_and_its_files(attacked):
+    root = attacked[0]
+    assert _scores(root)["victim"] == 20
+    source = (root / "source" / UNIT / f"{UNIT}.ipynb").read_bytes()
+    assert (root / "submitted" / "victim" / UNIT / f"{UNIT}.ipynb").read_bytes() == source
+
+
+def test_nothing_is_written_outside_the_job(attacked):
+    root, _, listener = attacked
+    assert not (root / "PWNED").exists() and not listener.connections
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for submission in gb.find_assignment(UNIT).submissions:
+            assert all(not g.extra_credit for nb in submission.notebooks for g in nb.grades)
+
+
+def test_the_disk_quota_holds_and_only_scratch_folders_are_writable(attacked):
+    text = _outputs(attacked[0], "disk-flood")
+    written = int(text.split("FLOOD ")[1].split()[0])
+    assert 0 < written <= Limits().disk_bytes
+    graded = f"autograded/disk-flood/{UNIT}"
+    writable = {line.split()[1] for line in text.splitlines() if line.startswith("WROTE")}
+    assert all(path == "/scratch" or path.endswith(graded) for path in writable), writable
