@@ -6,6 +6,13 @@ and return only at the deadline (nbclient issue 312, open): a graded run of unit
 30 s idle after its ``interact`` cell, which ran in 0.4 s. Polls of at most
 ``POLL_SECONDS``, repeated until the same deadline, see a waiting message at the next
 poll, so such a stall lasts a second at most.
+
+It also bounds what a notebook's outputs may hold, here in the grader's process, whatever
+the kernel does: once a cell has sent ``max_cell_output`` characters of output (text, HTML,
+images, widget messages, every kind), or the notebook ``max_notebook_output``, further
+outputs are dropped with one note. Error outputs always pass (they decide a cell's score;
+``LimitOutputSize`` shortens them afterwards). The kernel caps its own printing too, but
+that cap lives in the student's process, where it can be undone.
 """
 from __future__ import annotations
 
@@ -13,9 +20,25 @@ from queue import Empty
 from time import monotonic
 
 from nbclient.util import ensure_async
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
+from traitlets import Integer
 
 POLL_SECONDS = 1.0
+BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
+           "comm_msg", "clear_output"}
+DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
+
+
+def size(content: object) -> int:
+    """The characters of every string in a message's content (nested dicts and lists)."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, dict):
+        return sum(size(key) + size(value) for key, value in content.items())
+    if isinstance(content, (list, tuple)):
+        return sum(size(value) for value in content)
+    return 8
 
 
 class ShortPolls:
@@ -40,10 +63,36 @@ class ShortPolls:
 
 
 class Execute(NbgraderExecute):
-    """``nbgrader.preprocessors.Execute`` whose kernel client polls in short slices."""
+    """``nbgrader.preprocessors.Execute`` whose kernel client polls in short slices and whose
+    notebook keeps a bounded amount of output."""
+
+    max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
+    max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
+                                  ).tag(config=True)
+
+    def process_message(self, msg: dict, cell, cell_index: int):
+        if msg["msg_type"] in BOUNDED and not self._room(msg, cell, cell_index):
+            return None
+        return super().process_message(msg, cell, cell_index)
+
+    def _room(self, msg: dict, cell, cell_index: int) -> bool:
+        """Count the message against its cell's and the notebook's budgets; False: drop it."""
+        cost = size(msg["content"])
+        if cell_index not in self._full and \
+                self._used.get(cell_index, 0) + cost <= self.max_cell_output and \
+                sum(self._used.values()) + cost <= self.max_notebook_output:
+            self._used[cell_index] = self._used.get(cell_index, 0) + cost
+            return True
+        if cell_index not in self._full:     # the first drop in this cell: say so, once
+            self._full.add(cell_index)
+            limit = min(self.max_cell_output, self.max_notebook_output)
+            cell.outputs.append(new_output("stream", name="stderr", text=DROPPED.format(limit)))
+        return False
 
     def on_notebook_start(self, **_) -> None:
         """nbclient's hook, run once the kernel client exists: wrap its shell and iopub
-        channels (a method, as nbgrader writes its own on_cell_executed hook)."""
+        channels (a method, as nbgrader writes its own on_cell_executed hook); fresh output budgets."""
+        self._used: dict[int, int] = {}
+        self._full: set[int] = set()
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)

@@ -43,12 +43,20 @@ def batches(graded: list[tuple[str, str]], workers: int) -> list[tuple[str, list
     return sorted(found, key=lambda batch: -len(batch[1]))
 
 
-def _render(course: Course, assignment: str, students: list[str]) -> None:
-    """Feedback for some students of one assignment: nbgrader's pattern, minus the others."""
+def _render(course: Course, assignment: str, students: list[str]) -> list[str]:
+    """Feedback for some students of one assignment: nbgrader's pattern, minus the others.
+    When nbgrader fails on the batch, each student is rendered alone, so one notebook nbgrader
+    cannot render costs only its own page; returns the students left without one."""
     others = sorted({p.parent.name for p in (course.root / "autograded").glob(f"*/{assignment}")}
                     - set(students))
-    _nbgrader(course, "generate_feedback", assignment, "--force",
-              f"--CourseDirectory.student_id_exclude={','.join(others)}")
+    try:
+        _nbgrader(course, "generate_feedback", assignment, "--force",
+                  f"--CourseDirectory.student_id_exclude={','.join(others)}")
+    except FeedbackError:
+        if len(students) == 1:
+            return students
+        return [s for student in students for s in _render(course, assignment, [student])]
+    return []
 
 
 def generate(root: Path, assignments: list[str] | None = None, workers: int = 2,
@@ -59,11 +67,14 @@ def generate(root: Path, assignments: list[str] | None = None, workers: int = 2,
     graded = [(folder.parent.name, assignment) for assignment in chosen
               for folder in sorted((course.root / "autograded").glob(f"*/{assignment}"))
               if students is None or folder.parent.name in students]
+    chunks = batches(graded, workers)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda batch: _render(course, *batch), batches(graded, workers)))
+        failed = pool.map(lambda batch: _render(course, *batch), chunks)
+        missing = [f"{s}/{a}" for (a, _), students in zip(chunks, failed) for s in students]
     count = sum(1 for s, a in graded for _ in course.feedback(s, a).glob("*.html"))
-    return (f"feedback: {count} HTML file(s) for {len(graded)} submission(s) in "
+    text = (f"feedback: {count} HTML file(s) for {len(graded)} submission(s) in "
             f"{time.monotonic() - started:.1f} s with {workers} worker(s)")
+    return text + (f"; nbgrader could not render: {', '.join(missing)}" if missing else "")
 
 
 def export(root: Path, to: Path | None = None) -> Path:

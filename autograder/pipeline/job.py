@@ -119,6 +119,8 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
         "c.Autograde.autograde_preprocessors = [Execute, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, LimitOutputSize, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]\n"
         f"c.LimitOutputSize.max_chars = {limits.output_chars}\n"
+        # The grader's own bound, above the kernel's (which a submission can undo)
+        f"c.Execute.max_cell_output = {2 * limits.output_chars}\n"
     )
 
 

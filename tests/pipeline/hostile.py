@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from string import Template
+from typing import Callable
+
+import nbformat
+from nbformat import NotebookNode
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,30 @@ class Attack:
     name: str
     story: str
     code: str    # a string.Template: $course, $home, $repo, $port
+    tamper: Callable[[NotebookNode], None] | None = None   # edits the notebook's cells
+
+
+def _grade_cell(nb: NotebookNode, grade_id: str) -> NotebookNode:
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _inflate(nb: NotebookNode) -> None:
+    _grade_cell(nb, "hidden-linear-forward").metadata.nbgrader.points = 1000
+    linear = _grade_cell(nb, "linear").metadata.nbgrader
+    linear.update(grade=True, points=100)
+
+
+def _extra_grade_cell(nb: NotebookNode) -> None:
+    extra = nbformat.v4.new_code_cell("pass")
+    extra.metadata["nbgrader"] = {"grade": True, "grade_id": "free-points", "points": 50,
+                                  "locked": False, "solution": False, "schema_version": 3}
+    nb.cells.append(extra)
+
+
+def _to_markdown(nb: NotebookNode) -> None:
+    cell = _grade_cell(nb, "hidden-linear-forward")
+    cell.cell_type = "markdown"
+    del cell["outputs"], cell["execution_count"]
 
 
 ATTACKS = (
@@ -66,7 +94,17 @@ ATTACKS = (
            "for line in open('/proc/self/mounts'):\n    mount = line.split()[1]\n    try:\n"
            "        open(os.path.join(mount, 'x.txt'), 'w').write('x'); print('WROTE', mount)\n"
            "    except Exception:\n        pass\n"),
+    Attack("display-flood", "displays 60 MB of HTML and widget-free rich outputs, bypassing "
+           "print's cap", "from IPython.display import display\n"
+           "for i in range(60):\n    display({'text/html': 'x' * 1_000_000}, raw=True)\n"),
+    Attack("marker-text", "types nbgrader's hidden-test marker into its own cell (feedback broke)",
+           "# ### BEGIN HIDDEN TESTS\nprint('marker')\n"),
+    Attack("inflated-points", "raises a hidden cell's points to 1000 and makes its Linear cell "
+           "a 100-point grade cell", "", _inflate),
+    Attack("extra-grade-cell", "adds a 50-point grade cell of its own", "", _extra_grade_cell),
+    Attack("hidden-to-markdown", "turns a hidden test cell into markdown", "", _to_markdown),
 )
+TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 
 
 def code(attack: Attack, **values: str) -> str:

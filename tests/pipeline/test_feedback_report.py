@@ -69,3 +69,24 @@ def test_feedback_batches_cover_every_submission_once_in_even_sizes():
     found = feedback.batches(graded, workers=2)
     assert sorted((s, a) for a, students in found for s in students) == sorted(graded)
     assert max(len(students) for _, students in found) == 7 and len(found) == 5
+
+
+def test_a_notebook_nbgrader_cannot_render_costs_only_its_own_page(tmp_path, monkeypatch):
+    students = ["ada", "bad", "cy", "dee"]
+    for student in students:
+        (tmp_path / "autograded" / student / "01_setup").mkdir(parents=True)
+
+    def fake_nbgrader(course, command, assignment, force, exclude):
+        rendered = set(students) - set(exclude.split("=", 1)[1].split(","))
+        if "bad" in rendered:
+            raise feedback.FeedbackError("nbgrader generate_feedback failed")
+        for student in rendered:
+            page = course.feedback(student, assignment) / f"{assignment}.html"
+            page.parent.mkdir(parents=True)
+            page.write_text("<html></html>")
+
+    monkeypatch.setattr(feedback, "_nbgrader", fake_nbgrader)
+    monkeypatch.setattr(feedback.Course, "units", lambda self: ["01_setup"])
+    text = feedback.generate(tmp_path, workers=1)
+    assert "3 HTML file(s) for 4 submission(s)" in text
+    assert text.endswith("nbgrader could not render: bad/01_setup")

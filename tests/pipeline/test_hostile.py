@@ -66,6 +66,8 @@ def attacked(tmp_path_factory, isolated_jupyter):
         nb = nbformat.from_dict(release)
         target = cell(nb, "linear")
         target.source += "\n\n" + hostile.code(attack, **values)
+        if attack.tamper:
+            attack.tamper(nb)
         folder = root / "submitted" / attack.name / UNIT
         folder.mkdir(parents=True)
         nbformat.write(nb, str(folder / f"{UNIT}.ipynb"))
@@ -85,6 +87,11 @@ def attacked(tmp_path_factory, isolated_jupyter):
 def _scores(root: Path) -> dict[str, float]:
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         return {s.student.id: s.score for s in gb.find_assignment(UNIT).submissions}
+
+
+def _max_scores(root: Path) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return {s.student.id: s.max_score for s in gb.find_assignment(UNIT).submissions}
 
 
 def _outputs(root: Path, student: str) -> str:
@@ -116,6 +123,23 @@ def test_nothing_secret_returns_to_the_student(attacked, attack):
         assert SECRET not in returned and SOLUTION_LINE not in returned, attack.story
         assert "refs/heads" not in returned, attack.story   # the repository's .git/HEAD
     assert "LEAK" not in outputs, attack.story
+
+
+@pytest.mark.parametrize("name", hostile.TAMPERING)
+def test_tampered_cells_are_restored_graded_and_explained(attacked, name):
+    root = attacked[0]
+    assert _max_scores(root)[name] == 20                 # the release's cells and points
+    nb = nbformat.read(str(root / "autograded" / name / UNIT / f"{UNIT}.ipynb"), as_version=4)
+    assert nb.cells[0].cell_type == "markdown" and "restored" in nb.cells[0].source or \
+        "defused" in nb.cells[0].source
+    assert "Linear.forward" in _feedback(root, name)     # the restored checks' messages show
+
+
+def test_every_kind_of_output_is_bounded(attacked):
+    root = attacked[0]
+    path = root / "autograded" / "display-flood" / UNIT / f"{UNIT}.ipynb"
+    assert path.stat().st_size < 5_000_000
+    assert "the grader dropped this cell's further outputs" in _outputs(root, "display-flood")
 
 
 def test_the_victim_keeps_full_marks_and_its_files(attacked):
