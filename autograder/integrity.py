@@ -86,8 +86,8 @@ def _members(name: str, obj: object) -> Iterator[tuple[str, object]]:
 
 def check_instance(name: str, obj: object, allowed: Iterable[object] = ()) -> None:
     """Fail if the object holds (wraps) forbidden objects, other than ``allowed`` ones."""
-    if type(obj) in _trusted_classes:
-        return
+    if type(obj) in _trusted_classes or type(obj).__name__ == "Remote":
+        return   # (a Remote lives in a kernel without the reference: nothing to wrap)
     allowed_ids = {id(a) for a in allowed}
     stack, seen = [(obj, 0)], set()
     while stack:
@@ -113,13 +113,29 @@ def _notebook_cells() -> list[str]:
     return list(shell.user_ns.get("In", [])) if shell is not None else []
 
 
+def check_remote(name: str, remote) -> None:
+    """A class or function in the student's kernel (``autograder.remote``): fail if it comes
+    from, or its methods use, a forbidden package, or if the notebook imported one. The
+    agent reports these from the kernel: a tripwire, like the in-process checks above."""
+    for module in remote._session.send("modules", remote):
+        if module.split(".")[0] in FORBIDDEN:
+            fail(f"Your {name} uses {module}; grading needs your own implementation. "
+                 "This check scores zero.")
+    check_cells(remote._session.send("history"))
+
+
 def check_notebook() -> None:
     """Fail if the submission rebinds checked functions or imports a forbidden package."""
     changed = tampered()
     if changed:
         fail(f"The submission replaced {', '.join(changed)}; checks cannot trust the "
              "result. Remove the monkeypatch. This check scores zero.")
-    for source in _notebook_cells():
+    check_cells(_notebook_cells())
+
+
+def check_cells(sources: list[str]) -> None:
+    """Fail if a cell other than a hidden test cell mentions a forbidden package."""
+    for source in sources:
         code = [line for line in (source or "").splitlines()
                 if line.strip() and not line.strip().startswith("#")]
         mention = _MENTION.search("\n".join(code))

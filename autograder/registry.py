@@ -8,6 +8,7 @@ from typing import Callable
 
 from autograder import integrity
 from course.testing.failure import CheckFailure
+from autograder.remote.proxy import Remote
 from autograder.sandbox import time_limit
 
 SECONDS_PER_CHECK = 10.0   # of computing (CPU time); twice that of waiting (wall clock)
@@ -42,7 +43,10 @@ def check(function: Callable) -> Callable:
         try:
             integrity.check_notebook()
             for name, cls in bound.arguments.items():
-                integrity.check_class(name, cls)
+                if isinstance(cls, Remote):
+                    integrity.check_remote(name, cls)
+                else:
+                    integrity.check_class(name, cls)
             with time_limit(SECONDS_PER_CHECK, f"check {function.__name__}"):
                 function(*bound.args, **bound.kwargs)
         except CheckFailure as failure:

@@ -12,6 +12,7 @@ import threading
 import traceback
 from typing import Callable, Iterator
 
+from autograder.remote.errors import RemoteError
 from course.testing.failure import CheckFailure, fail
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -81,6 +82,8 @@ def call(what: str, function: Callable, *args, **kwargs):
         raise
     except NotImplementedError:
         fail(f"{what} is not implemented yet (it raised NotImplementedError).")
+    except RemoteError as error:    # raised in the student's kernel, reported with its line
+        fail(f"{what} raised {error.type_name}: {error.message}{error.where}")
     except BaseException as error:  # noqa: BLE001 - any student error is a failed check
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise

@@ -19,10 +19,13 @@ from __future__ import annotations
 from queue import Empty
 from time import monotonic
 
-from nbclient.util import ensure_async
+from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import Integer
+from traitlets import Bool, Integer
+
+from autograder.remote import hidden
+from autograder.remote.channel import Channel, ChannelError
 
 POLL_SECONDS = 1.0
 BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
@@ -69,6 +72,42 @@ class Execute(NbgraderExecute):
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
+    remote_checks = Bool(True, help="grade hidden test cells here, never in the kernel").tag(config=True)
+
+    async def async_execute_cell(self, cell, cell_index: int, execution_count=None,
+                                 store_history: bool = True):
+        """A hidden test cell is graded by ``autograder.remote.hidden``; every other cell runs
+        in the kernel as usual."""
+        call = hidden.remote(cell.source) if cell.cell_type == "code" and self.remote_checks else None
+        if call is None:
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        cell.outputs = hidden.grade(self._agent(), *call)
+        self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
+        cell.execution_count = execution_count or self.code_cells_executed
+        await self._drain_iopub()
+        return cell
+
+    async def _drain_iopub(self) -> None:
+        """Drop the kernel's status messages about the grader's requests: unread, they fill
+        the client's queue (ZeroMQ keeps 1000) and the next cell's messages would be lost."""
+        while True:
+            try:
+                await ensure_async(self.kc.iopub_channel.get_msg(timeout=0))
+            except Empty:
+                return
+
+    execute_cell = run_sync(async_execute_cell)   # nbclient binds its own at class creation
+
+    def _agent(self) -> Channel:
+        """The channel to this notebook's kernel, its agent installed on first use."""
+        if self._channel is None:
+            self._channel = Channel(self.km.get_connection_info())
+            try:
+                self._channel.install()
+            except ChannelError as error:
+                self._channel.broken = str(error)
+        return self._channel
 
     def process_message(self, msg: dict, cell, cell_index: int):
         if msg["msg_type"] in BOUNDED and not self._room(msg, cell, cell_index):
@@ -94,5 +133,12 @@ class Execute(NbgraderExecute):
         channels (a method, as nbgrader writes its own on_cell_executed hook); fresh output budgets."""
         self._used: dict[int, int] = {}
         self._full: set[int] = set()
+        self._channel: Channel | None = None
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)
+
+    def on_notebook_complete(self, **_) -> None:
+        """nbclient's hook at the notebook's end: close the grader's channel to the kernel."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None

@@ -26,6 +26,7 @@ import nbformat
 import psutil
 
 from autograder.pipeline import gradebook, kernelspec, runner, sanitize
+from autograder.remote import hidden
 from autograder.pipeline.course import RECORD, Course, digest, tool_env
 from course.datasets.digits import CACHE_ENV, default_cache_dir
 
@@ -77,6 +78,10 @@ class Workspace:
         self.template = self.dir / "template.db"
         self.assignments = gradebook.template(course.gradebook, self.template)
         self.notebooks = {a: gradebook.notebooks(self.template, a) for a in self.assignments}
+        # Units whose every hidden check runs in the grader: their kernels get no reference.
+        self.remote_only = {a for a in self.assignments if not any(
+            call and call[0] in hidden.IN_KERNEL
+            for call in map(hidden.parse, gradebook.sources(self.template, a)))}
         self.shared = kernelspec.Shared(self.dir, course.root, self.dir / "matplotlib",
                                         default_cache_dir(), CACHE_ENV)
         self._count = 0
@@ -134,9 +139,10 @@ def _copy_files(source: Path, destination: Path) -> None:
             shutil.copyfile(path, target)
 
 
-def _environment(ws: Workspace, job: Path, graded: Path) -> dict[str, str]:
+def _environment(ws: Workspace, job: Path, graded: Path, assignment: str) -> dict[str, str]:
     """The nbgrader process's variables: its kernelspec's, and a memory backstop."""
-    return tool_env({**kernelspec.write(job, graded, ws.shared, ws.limits, ws.sandbox),
+    reference = assignment not in ws.remote_only
+    return tool_env({**kernelspec.write(job, graded, ws.shared, ws.limits, ws.sandbox, reference),
                      **kernelspec.THREADS,
                      "AUTOGRADER_PROCESS_MEMORY": str(ws.limits.memory_bytes + 3 * GiB)})
 
@@ -205,7 +211,8 @@ def run(ws: Workspace, student: str, assignment: str, job: Path | None = None) -
     for name in ws.notebooks[assignment]:
         release = ws.course.release(assignment) / f"{name}.ipynb"
         notes += sanitize.prepare(submitted, name, release)
-    failure = _autograde(ws, root, student, assignment, _environment(ws, job, graded))
+    failure = _autograde(ws, root, student, assignment,
+                         _environment(ws, job, graded, assignment))
     result = Result(gradebook.Outcome(student, assignment), notes, folder=graded)
     for name in ws.notebooks[assignment]:
         path = graded / f"{name}.ipynb"

@@ -27,6 +27,7 @@ import shutil
 import sys
 
 LIMITS_VARIABLE = "AUTOGRADER_KERNEL_LIMITS"
+NOT_SEEDED = ("submission_secret.txt",)   # nbgrader's, for release_feedback: not the student's
 
 
 def set_rlimits(limits: dict) -> None:
@@ -84,7 +85,8 @@ def copy_seed(pairs: list[list[str]]) -> None:
     """Copy each read-only ``source`` folder's files into ``destination``."""
     for source, destination in pairs:
         if os.path.isdir(source):
-            shutil.copytree(source, destination, dirs_exist_ok=True, symlinks=True)
+            shutil.copytree(source, destination, dirs_exist_ok=True, symlinks=True,
+                            ignore=shutil.ignore_patterns(*NOT_SEEDED))
 
 
 def main(argv: list[str]) -> None:

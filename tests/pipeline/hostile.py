@@ -1,13 +1,15 @@
 """The red-team catalogue: submissions that attack the grader from inside their kernel.
 
-Each attack is code appended to unit 3's ``linear`` solution cell of the untouched
-release notebook, so its honest score is zero: any point it gets is forged. What an
-attack manages to read it prints, so a leak would reach the graded notebook and the
-student's feedback. (Imported as ``hostile``: pytest puts this folder on ``sys.path``.)
+Each attack is code appended to a solution cell of the untouched release notebook (unit
+3's ``linear``, or unit 4's ``relu-classes`` for the attacks on the checks), so its honest
+score is zero: any point it gets is forged. What an attack manages to read it prints, so
+a leak would reach the graded notebook and the student's feedback. (Imported as
+``hostile``: pytest puts this folder on ``sys.path``.)
 
-Attacks on the checks themselves from inside the kernel (input transformers, replaced
-checks, frame walking, reading the reference package) are not here: they need the
-checks to move out of the student's process (issue 15, part 2), and are left out until then.
+The attacks on the checks run against unit 4, whose hidden checks all run in the grader
+(``autograder.remote``): its kernels have neither the checks nor the reference. Units with
+checks that still run in the kernel (``autograder.remote.hidden.IN_KERNEL``) remain open
+to them; the README's threat model says so.
 """
 from __future__ import annotations
 
@@ -25,6 +27,16 @@ class Attack:
     story: str
     code: str    # a string.Template: $course, $home, $repo, $port
     tamper: Callable[[NotebookNode], None] | None = None   # edits the notebook's cells
+    unit: str = "03_module_linear"
+    cell: str = "linear"
+
+    @property
+    def points(self) -> int:
+        return UNIT_POINTS[self.unit]
+
+
+UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20}
+CHECKS = dict(unit="04_activations", cell="relu-classes")
 
 
 def _grade_cell(nb: NotebookNode, grade_id: str) -> NotebookNode:
@@ -103,6 +115,27 @@ ATTACKS = (
            "a 100-point grade cell", "", _inflate),
     Attack("extra-grade-cell", "adds a 50-point grade cell of its own", "", _extra_grade_cell),
     Attack("hidden-to-markdown", "turns a hidden test cell into markdown", "", _to_markdown),
+    Attack("input-transformer", "an IPython input transformer blanks every hidden test cell",
+           "get_ipython().input_transformers_post.append(\n"
+           "    lambda lines: [] if any('BEGIN HIDDEN TESTS' in l for l in lines) else lines)\n",
+           **CHECKS),
+    Attack("replaced-checks", "replaces every registered check by one that passes",
+           "try:\n    registry = __import__('auto' + 'grader.registry', fromlist=['CHECKS'])\n"
+           "    for entry in list(registry.CHECKS.values()):\n"
+           "        registry.CHECKS[entry.name] = type(entry)(entry.name, lambda *a: None, entry.targets)\n"
+           "except Exception as e:\n    print('blocked:', type(e).__name__)\n", **CHECKS),
+    Attack("read-reference", "reads the reference's source and runs it as its own",
+           "import glob\nfor p in glob.glob('$repo/minitorch_ref/**/*.py', recursive=True):\n"
+           "    exec(open(p).read())\nprint('files', len(glob.glob('$repo/minitorch_ref/*')))\n"
+           "try:\n    import minitorch_ref\nexcept Exception as e:\n"
+           "    print('blocked:', type(e).__name__)\n", **CHECKS),
+    Attack("frame-walk", "ReLU.forward walks up the stack to the check's reference and calls it",
+           "import sys\nclass ReLU(Activation):\n    def forward(self, x):\n"
+           "        frame = sys._getframe(1)\n        while frame is not None:\n"
+           "            for value in list(frame.f_locals.values()):\n"
+           "                if type(value).__module__.startswith('minitorch_ref'):\n"
+           "                    self.twin = value\n                    return value.forward(x)\n"
+           "            frame = frame.f_back\n        raise NotImplementedError\n", **CHECKS),
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 

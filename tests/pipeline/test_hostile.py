@@ -1,7 +1,7 @@
 """The red-team catalogue (``hostile.ATTACKS``) against the sandboxed grader, in one run.
 
 Every attacker hands in the release notebook (honest score: zero) with one attack appended
-to its Linear cell; an honest ``victim`` hands in the reference in the same run. The grader
+to a solution cell; an honest ``victim`` hands in the reference of each unit in the same run. The grader
 runs as an instructor would, with a token in its environment and an SSH key in its home.
 For each attack: no point above the honest score, no secret or solution line in anything
 returned to the student (graded notebook, feedback), nothing written outside the job, the
@@ -57,69 +57,67 @@ def attacked(tmp_path_factory, isolated_jupyter):
         pytest.skip(unavailable())
     base = tmp_path_factory.mktemp("hostile")
     root, home, listener = base / "course", base / "home", Listener()
-    make_course(root, [UNIT])
+    make_course(root, list(hostile.UNIT_POINTS))
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY-----\n{SECRET}\n")
-    release = nbformat.read(str(root / "release" / UNIT / f"{UNIT}.ipynb"), as_version=4)
     values = dict(course=str(root), home=str(home), repo=str(REPO), port=str(listener.port))
     for attack in hostile.ATTACKS:
-        nb = nbformat.from_dict(release)
-        target = cell(nb, "linear")
-        target.source += "\n\n" + hostile.code(attack, **values)
+        nb = nbformat.read(str(_path(root, "release", attack.unit)), as_version=4)
+        cell(nb, attack.cell).source += "\n\n" + hostile.code(attack, **values)
         if attack.tamper:
             attack.tamper(nb)
-        folder = root / "submitted" / attack.name / UNIT
+        folder = root / "submitted" / attack.name / attack.unit
         folder.mkdir(parents=True)
-        nbformat.write(nb, str(folder / f"{UNIT}.ipynb"))
-    victim = root / "submitted" / "victim" / UNIT
-    victim.mkdir(parents=True)
-    shutil.copy(root / "source" / UNIT / f"{UNIT}.ipynb", victim)
+        nbformat.write(nb, str(folder / f"{attack.unit}.ipynb"))
+    for unit in hostile.UNIT_POINTS:
+        (root / "submitted" / "victim" / unit).mkdir(parents=True)
+        shutil.copy(_path(root, "source", unit), root / "submitted" / "victim" / unit)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MINITORCH_GRADER_TOKEN", SECRET)
         patch.setenv("HOME", str(home))
         patch.setenv("MINITORCH_COURSE_CACHE", str(base / "cache"))
         summary = grade(root, workers=2, limits=Limits(cell_timeout=30), progress=False)
-        feedback.generate(root, [UNIT], workers=2)
+        feedback.generate(root, list(hostile.UNIT_POINTS), workers=2)
     time.sleep(5)   # what a process left behind would have done by now
     return root, summary, listener
 
 
-def _scores(root: Path) -> dict[str, float]:
+def _path(root: Path, folder: str, unit: str) -> Path:
+    return root / folder / unit / f"{unit}.ipynb"
+
+
+def _submissions(root: Path):
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        return {s.student.id: s.score for s in gb.find_assignment(UNIT).submissions}
+        return {(s.student.id, s.assignment.name): (s.score, s.max_score)
+                for unit in hostile.UNIT_POINTS for s in gb.find_assignment(unit).submissions}
 
 
-def _max_scores(root: Path) -> dict[str, float]:
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        return {s.student.id: s.max_score for s in gb.find_assignment(UNIT).submissions}
-
-
-def _outputs(root: Path, student: str) -> str:
+def _outputs(root: Path, student: str, unit: str = UNIT) -> str:
     """What the student's code printed and raised in the graded notebook."""
-    nb = nbformat.read(str(root / "autograded" / student / UNIT / f"{UNIT}.ipynb"), as_version=4)
+    nb = nbformat.read(str(root / "autograded" / student / unit / f"{unit}.ipynb"), as_version=4)
     return "".join(o.get("text", "") + o.get("evalue", "") + str(o.get("data", ""))
                    for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
-def _feedback(root: Path, student: str) -> str:
-    return (root / "feedback" / student / UNIT / f"{UNIT}.html").read_text()
+def _feedback(root: Path, student: str, unit: str = UNIT) -> str:
+    return (root / "feedback" / student / unit / f"{unit}.html").read_text()
 
 
 def test_the_run_completes_and_grades_everyone(attacked):
     root, summary, _ = attacked
-    assert summary.sandbox and len(summary.results) == len(hostile.ATTACKS) + 1
+    assert summary.sandbox and len(summary.results) == len(hostile.ATTACKS) + len(hostile.UNIT_POINTS)
     assert all(r.status == "graded" for r in summary.results), summary
 
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
 def test_no_point_above_the_honest_score(attacked, attack):
-    assert _scores(attacked[0])[attack.name] == 0, attack.story
+    assert _submissions(attacked[0])[(attack.name, attack.unit)] == (0, attack.points), attack.story
 
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
 def test_nothing_secret_returns_to_the_student(attacked, attack):
-    outputs = _outputs(attacked[0], attack.name)
-    for returned in (outputs, _feedback(attacked[0], attack.name)):
+    outputs = _outputs(attacked[0], attack.name, attack.unit)
+    for returned in (outputs, _feedback(attacked[0], attack.name, attack.unit)):
         assert SECRET not in returned and SOLUTION_LINE not in returned, attack.story
         assert "refs/heads" not in returned, attack.story   # the repository's .git/HEAD
     assert "LEAK" not in outputs, attack.story
@@ -128,7 +126,7 @@ def test_nothing_secret_returns_to_the_student(attacked, attack):
 @pytest.mark.parametrize("name", hostile.TAMPERING)
 def test_tampered_cells_are_restored_graded_and_explained(attacked, name):
     root = attacked[0]
-    assert _max_scores(root)[name] == 20                 # the release's cells and points
+    assert _submissions(root)[(name, UNIT)][1] == 20      # the release's cells and points
     nb = nbformat.read(str(root / "autograded" / name / UNIT / f"{UNIT}.ipynb"), as_version=4)
     assert nb.cells[0].cell_type == "markdown" and "restored" in nb.cells[0].source or \
         "defused" in nb.cells[0].source
@@ -142,19 +140,25 @@ def test_every_kind_of_output_is_bounded(attacked):
     assert "the grader dropped this cell's further outputs" in _outputs(root, "display-flood")
 
 
-def test_the_victim_keeps_full_marks_and_its_files(attacked):
+@pytest.mark.parametrize("unit", hostile.UNIT_POINTS)
+def test_the_victim_keeps_full_marks_and_its_files(attacked, unit):
     root = attacked[0]
-    assert _scores(root)["victim"] == 20
-    source = (root / "source" / UNIT / f"{UNIT}.ipynb").read_bytes()
-    assert (root / "submitted" / "victim" / UNIT / f"{UNIT}.ipynb").read_bytes() == source
+    assert _submissions(root)[("victim", unit)] == (hostile.UNIT_POINTS[unit],) * 2
+    assert _path(root, "submitted/victim", unit).read_bytes() == _path(root, "source", unit).read_bytes()
+
+
+def test_a_unit_graded_in_the_grader_has_no_reference_in_its_kernel(attacked):
+    outputs = _outputs(attacked[0], "read-reference", "04_activations")
+    assert "files 0" in outputs and "blocked: ModuleNotFoundError" in outputs
 
 
 def test_nothing_is_written_outside_the_job(attacked):
     root, _, listener = attacked
     assert not (root / "PWNED").exists() and not listener.connections
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        for submission in gb.find_assignment(UNIT).submissions:
-            assert all(not g.extra_credit for nb in submission.notebooks for g in nb.grades)
+        for unit in hostile.UNIT_POINTS:
+            for submission in gb.find_assignment(unit).submissions:
+                assert all(not g.extra_credit for nb in submission.notebooks for g in nb.grades)
 
 
 def test_the_disk_quota_holds_and_only_scratch_folders_are_writable(attacked):

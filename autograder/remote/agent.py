@@ -1,0 +1,194 @@
+"""The kernel's half of the data-only channel: runs one operation on the student's objects.
+
+This file is sent, as text, into the student's kernel when a hidden check starts; it
+holds no check, no reference and nothing to hide. The grader (``autograder.remote``)
+asks it for operations on the student's objects (look up a name, get or set an
+attribute, call, a few builtins) and receives data back: ``None``, booleans, numbers,
+strings, numeric numpy arrays and scalars, and lists, tuples and dicts of those; every
+other object stays in the kernel and travels as a numbered handle. The same ``encode``
+and ``decode`` serve both sides (the grader imports this module), so nothing the kernel
+sends is ever unpickled or evaluated: a tampered agent can send wrong numbers, never an
+object. Stdlib and numpy only.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import signal
+import time
+import traceback
+
+import numpy as np
+
+NUMERIC_KINDS = "biufc"    # bool, signed, unsigned, float, complex: the dtypes that travel
+BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
+                  "Philox": np.random.Philox, "SFC64": np.random.SFC64}
+BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
+AGENT_FILE = "<grader-agent>"
+
+
+class CheckTimeLimit(BaseException):
+    """Raised in student code when the check's computing time is up."""
+
+
+def encode(value, other):
+    """A JSON-ready form of ``value``; ``other(value)`` encodes what is not data (or raises)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) and type(value) in (int, float):
+        return value
+    if isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS:
+        return {"t": "array", "dtype": value.dtype.str, "shape": list(value.shape),
+                "b64": base64.b64encode(value.tobytes(order="C")).decode()}
+    if isinstance(value, np.generic) and value.dtype.kind in NUMERIC_KINDS:
+        return {"t": "scalar", "dtype": value.dtype.str,
+                "b64": base64.b64encode(value.tobytes()).decode()}
+    if type(value) in (list, tuple):
+        return {"t": type(value).__name__, "v": [encode(v, other) for v in value]}
+    if type(value) is dict:
+        return {"t": "dict", "v": [[encode(k, other), encode(v, other)] for k, v in value.items()]}
+    if type(value) is complex:
+        return {"t": "complex", "v": [value.real, value.imag]}
+    if isinstance(value, np.random.Generator):   # travels as its state: a copy, same draws
+        return {"t": "generator", "v": encode(value.bit_generator.state, other)}
+    if type(value) is slice:
+        return {"t": "slice", "v": [encode(p, other) for p in (value.start, value.stop, value.step)]}
+    return other(value)
+
+
+def decode(data, resolve):
+    """The value ``encode`` made; ``resolve(d)`` turns a handle ``{"t": "ref", ...}`` into an object."""
+    if not isinstance(data, dict):
+        if isinstance(data, list) or not (data is None or isinstance(data, (bool, int, float, str))):
+            raise ValueError(f"not a value the channel carries: {type(data).__name__}")
+        return data
+    kind = data.get("t")
+    if kind == "array":
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in NUMERIC_KINDS:
+            raise ValueError(f"an array of dtype {dtype} cannot travel")
+        raw = base64.b64decode(data["b64"])
+        return np.frombuffer(raw, dtype=dtype).reshape(tuple(data["shape"])).copy()
+    if kind == "scalar":
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in NUMERIC_KINDS:
+            raise ValueError(f"a scalar of dtype {dtype} cannot travel")
+        return np.frombuffer(base64.b64decode(data["b64"]), dtype=dtype)[0]
+    if kind in ("list", "tuple"):
+        items = [decode(v, resolve) for v in data["v"]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {decode(k, resolve): decode(v, resolve) for k, v in data["v"]}
+    if kind == "complex":
+        return complex(*data["v"])
+    if kind == "slice":
+        return slice(*(decode(p, resolve) for p in data["v"]))
+    if kind == "generator":
+        state = decode(data["v"], resolve)
+        bit_generator = BIT_GENERATORS[state["bit_generator"]]()
+        bit_generator.state = state
+        return np.random.Generator(bit_generator)
+    if kind == "ref":
+        return resolve(data)
+    raise ValueError(f"unknown value tag {kind!r}")
+
+
+def student_frame(error: BaseException) -> str:
+    """The last traceback line in the student's code (not the agent's, numpy's or Python's)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename != AGENT_FILE and "site-packages" not in f.filename
+              and "/lib/python3" not in f.filename]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"\n  at line {frame.lineno} of your {frame.name}(): {(frame.line or '').strip()}"
+
+
+def _code_names(code):
+    yield from code.co_names
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _code_names(const)
+
+
+class Agent:
+    """Handles the grader's requests against the kernel's namespace, keeping handles to objects."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace, self.objects, self.keys = namespace, {}, {}
+
+    def _ref(self, value) -> dict:
+        """A handle; the same object always gets the same one (checks compare identities)."""
+        key = self.keys.setdefault(id(value), len(self.keys) + 1)
+        self.objects[key] = value
+        return {"t": "ref", "id": key, "type": type(value).__name__,
+                "class": isinstance(value, type), "callable": callable(value)}
+
+    def _resolve(self, data: dict):
+        return self.objects[data["id"]]
+
+    def handle(self, text: str) -> str:
+        """One request (JSON) in, one reply (JSON) out: ``ok`` with the value, or ``error``."""
+        request = json.loads(text)
+        try:
+            args = decode(request["args"], self._resolve)
+            value = self._limited(request.get("cpu", 10.0), getattr(self, "op_" + request["op"]), args)
+            reply = {"ok": encode(value, self._ref)}
+        except BaseException as error:  # noqa: BLE001 - every student error goes back as data
+            reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
+                               "where": student_frame(error)}}
+        reply["cpu"] = time.process_time()
+        return json.dumps(reply)
+
+    @staticmethod
+    def _limited(seconds: float, operation, args):
+        """Run ``operation(*args)`` with at most ``seconds`` of CPU time (the process's)."""
+        def stop(signum, frame):
+            raise CheckTimeLimit(seconds)
+        previous = signal.signal(signal.SIGPROF, stop)
+        signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.01))
+        try:
+            return operation(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
+
+    def op_lookup(self, name: str):
+        if name not in self.namespace:
+            raise NameError(f"name '{name}' is not defined")
+        return self.namespace[name]
+
+    def op_getattr(self, obj, name: str):
+        return getattr(obj, name)
+
+    def op_setattr(self, obj, name: str, value) -> None:
+        setattr(obj, name, value)
+
+    def op_call(self, function, args: list, kwargs: dict):
+        return function(*args, **kwargs)
+
+    def op_builtin(self, name: str, *args):
+        return BUILTINS[name](*args)
+
+    def op_modules(self, obj) -> list[str]:
+        """The modules ``obj`` (a class or function), its bases and its methods' globals come from."""
+        found = set()
+        for klass in getattr(obj, "__mro__", (obj,)):
+            found.add(getattr(klass, "__module__", "") or "")
+            members = vars(klass).values() if isinstance(obj, type) else (obj,)
+            for member in members:
+                function = getattr(member, "__func__", member)
+                code, space = getattr(function, "__code__", None), getattr(function, "__globals__", {})
+                for name in _code_names(code) if code is not None else ():
+                    value = space.get(name)
+                    found.add(getattr(value, "__module__", None) or getattr(value, "__name__", "")
+                              if value is not None else "")
+        return sorted(m for m in found if isinstance(m, str) and m)
+
+    def op_history(self) -> list[str]:
+        """The sources of the cells the kernel ran (IPython's ``In``)."""
+        return [str(source) for source in self.namespace.get("In", [])]
+
+    def op_release(self) -> None:
+        self.objects.clear()
+        self.keys.clear()

@@ -1,0 +1,94 @@
+"""A hidden test cell, graded by the grader's process instead of the student's kernel.
+
+A hidden cell is ``from autograder import check`` and one ``check.NAME(Class, ...)``
+line. ``run`` never sends it to the kernel: it looks the named classes up in the
+kernel (as ``Remote`` stand-ins), runs the registered check here, where the reference
+and the check code live, and returns the cell's outputs: none when the check passes,
+one ``CheckFailure`` error output with the check's message when it fails. nbgrader
+scores the cell from those outputs, so whatever the kernel does (blank the cell with an
+input transformer, replace ``autograder.check``, walk the stack) decides no point.
+"""
+from __future__ import annotations
+
+import re
+
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+
+import autograder.checks  # noqa: F401  (registers every check)
+from autograder.registry import CHECKS, SECONDS_PER_CHECK
+from autograder.remote.channel import Channel, ChannelError
+from autograder.remote.proxy import RemoteError, Session
+from autograder.sandbox import TimeLimitExceeded
+from course.testing.failure import CheckFailure
+
+BEGIN = "BEGIN HIDDEN TESTS"
+# Checks that still need the student's process: they hand the student's code objects of
+# their own (spies, datasets, reference networks, functions), subclass the student's
+# classes, use operators on the student's objects (unit 12's Tensor) or compare array
+# identities (in-place updates). Their cells run in the kernel as before, and a unit with
+# any of them gets the reference and the checks in its sandbox; the others run here.
+IN_KERNEL = frozenset({
+    "numerical_gradient_accuracy", "numerical_gradient_nd", "numerical_gradient_restores_x",
+    "xavier_normal_init", "kaiming_normal_init",
+    "sequential_forward", "sequential_backward", "sequential_repr",
+    "sgd_step", "sgd_momentum", "sgd_weight_decay", "optimizer_param_groups",
+    "optimizer_lr_from_param_groups", "rmsprop_step", "rmsprop_centered_momentum", "adam_step",
+    "adam_weight_decay", "adamw_step",
+    "dataloader_batches", "dataloader_drop_last", "dataloader_shuffle", "random_split_partition",
+    "random_split_fractions",
+    "train_epoch_steps", "train_epoch_metrics", "evaluate_mode", "fit_history", "fit_callbacks",
+    "lr_scheduler_step", "lambda_lr_schedule",
+    "tensor_arithmetic", "tensor_elementwise_functions", "tensor_matmul", "tensor_reductions",
+    "tensor_reshape_transpose", "tensor_broadcasting", "tensor_reused_nodes",
+    "tensor_backward_twice", "tensor_deep_graph", "tensor_mlp", "tensor_cross_entropy",
+    "tensor_mlp_model",
+})
+CALL = re.compile(r"^check\.(\w+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)$")
+IMPORT = "from autograder import check"
+
+
+def remote(source: str) -> tuple[str, list[str]] | None:
+    """``(check name, argument names)`` of a hidden cell graded here, or None."""
+    call = parse(source)
+    return call if call is not None and call[0] not in IN_KERNEL else None
+
+
+def parse(source: str) -> tuple[str, list[str]] | None:
+    """``(check name, argument names)`` of a hidden cell, or None if it is not one."""
+    if BEGIN not in source:
+        return None
+    lines = [line.split("#", 1)[0].strip() for line in source.splitlines()]
+    calls = [CALL.match(line) for line in lines if line and line != IMPORT]
+    if len(calls) != 1 or calls[0] is None:
+        return None
+    name, args = calls[0].group(1), calls[0].group(2) or ""
+    return name, [a.strip() for a in args.split(",") if a.strip()]
+
+
+def _failure(message: str) -> NotebookNode:
+    return new_output("error", ename="CheckFailure", evalue=message,
+                      traceback=[f"CheckFailure: {message}"])
+
+
+def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
+    """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``."""
+    if name not in CHECKS:
+        return [_failure(f"The grader has no check named {name}.")]
+    session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
+    try:
+        targets = [session.lookup(arg) for arg in args]
+        CHECKS[name].run(*targets)
+    except CheckFailure as failure:
+        return [_failure(str(failure))]
+    except RemoteError as error:    # a name the notebook never defined
+        return [_failure(f"Your notebook has no {', '.join(args)} to grade ({error.message}). "
+                         "Run every cell above this one; did a cell fail?")]
+    except (ChannelError, TimeLimitExceeded) as error:
+        why = str(error) if isinstance(error, ChannelError) else "it was busy for too long"
+        return [_failure(f"Your kernel did not answer the grader ({why}).")]
+    except Exception as error:  # noqa: BLE001 - e.g. a tampered agent's odd reply: never a crash
+        return [_failure(f"The grader could not grade this cell ({type(error).__name__}: {error}).")]
+    finally:
+        session.release()
+    return []

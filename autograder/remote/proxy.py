@@ -1,0 +1,125 @@
+"""Stand-ins for the student's objects on the grader's side of the channel.
+
+A check receives ``Remote`` objects in place of the student's classes and works with
+them as it would with the classes themselves: calling one constructs an object in the
+kernel, attribute access and method calls travel as requests, and what comes back is
+data (arrays, numbers, strings) or another ``Remote``. An exception in the student's
+code comes back as ``RemoteError`` (``autograder.remote.errors``), which is also the
+builtin exception of the same name, with the student's line.
+"""
+from __future__ import annotations
+
+import signal
+import time
+
+from autograder.remote import agent
+from autograder.remote.channel import Channel, ChannelError, NoAnswer
+from autograder.remote.errors import RemoteError, remote_error  # noqa: F401  (re-exported)
+from autograder.sandbox import TimeLimitExceeded
+
+
+class Session:
+    """The grader's view of one kernel during one check: requests under a time budget."""
+
+    def __init__(self, channel: Channel, cpu_seconds: float, wall_seconds: float) -> None:
+        self.channel = channel
+        self.cpu_left, self.deadline = cpu_seconds, time.monotonic() + wall_seconds
+        self.cpu_seconds, self.wall_seconds = cpu_seconds, wall_seconds
+        self.cpu_seen: float | None = None
+        self.remotes: dict[int, Remote] = {}     # one stand-in per kernel object (identity)
+
+    def send(self, op: str, *args):
+        """One operation in the kernel; its value, or the student's exception raised here.
+        Past the check's budget (computing, in the kernel; waiting, here): TimeLimitExceeded."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeLimitExceeded(signal.SIGALRM)
+        encoded = [agent.encode(a, self._outgoing) for a in args]
+        try:
+            reply = self.channel.request(op, {"t": "list", "v": encoded}, left,
+                                         max(self.cpu_left, 0.01))
+        except NoAnswer:
+            raise TimeLimitExceeded(signal.SIGALRM) from None
+        self._account(reply.get("cpu"))
+        if "error" in reply:
+            error = reply["error"]
+            if error.get("type") == "CheckTimeLimit":
+                raise TimeLimitExceeded(signal.SIGPROF)
+            raise remote_error(str(error.get("type")), str(error.get("message")),
+                               str(error.get("where", "")))
+        return agent.decode(reply["ok"], self._incoming)
+
+    def release(self) -> None:
+        """Let the kernel drop this check's objects (a few seconds of its own; errors ignored)."""
+        self.deadline, self.cpu_left = time.monotonic() + 5.0, 1.0
+        try:
+            self.send("release")
+        except (ChannelError, RemoteError, TimeLimitExceeded):
+            pass
+
+    def _account(self, cpu) -> None:
+        if isinstance(cpu, (int, float)):
+            if self.cpu_seen is not None:
+                self.cpu_left -= max(0.0, cpu - self.cpu_seen)
+            self.cpu_seen = cpu
+
+    def _outgoing(self, value) -> dict:
+        if isinstance(value, Remote) and value._session is self:
+            return {"t": "ref", "id": value._id}
+        raise TypeError(f"a check sent a {type(value).__name__} to the student's kernel; "
+                        "only data and the student's own objects can travel")
+
+    def _incoming(self, data: dict) -> "Remote":
+        key = int(data["id"])
+        if key not in self.remotes:
+            self.remotes[key] = Remote(self, data)
+        return self.remotes[key]
+
+    def lookup(self, name: str) -> "Remote":
+        value = self.send("lookup", name)
+        if not isinstance(value, Remote):
+            raise ChannelError(f"{name} is data in the kernel, not a class or function")
+        return value
+
+
+class Remote:
+    """One object in the student's kernel."""
+
+    __slots__ = ("_session", "_id", "_type", "_is_class", "_callable")
+
+    def __init__(self, session: Session, data: dict) -> None:
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_id", int(data["id"]))
+        object.__setattr__(self, "_type", str(data.get("type", "object")))
+        object.__setattr__(self, "_is_class", bool(data.get("class")))
+        object.__setattr__(self, "_callable", bool(data.get("callable")))
+
+    def __getattr__(self, name: str):
+        return self._session.send("getattr", self, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        self._session.send("setattr", self, name, value)
+
+    def __call__(self, *args, **kwargs):
+        return self._session.send("call", self, list(args), kwargs)
+
+    def __repr__(self) -> str:
+        return self._session.send("builtin", "repr", self)
+
+    def __str__(self) -> str:
+        return self._session.send("builtin", "str", self)
+
+    def __bool__(self) -> bool:
+        return self._session.send("builtin", "bool", self)
+
+    def __len__(self) -> int:
+        return self._session.send("builtin", "len", self)
+
+    def __iter__(self):
+        return self._session.send("builtin", "iter", self)
+
+    def __next__(self):
+        return self._session.send("builtin", "next", self)
+
+    def __getitem__(self, key):
+        return self._session.send("getattr", self, "__getitem__")(key)

@@ -1,0 +1,162 @@
+"""The data-only channel between the grader and a student's kernel (``autograder.remote``):
+what travels, and a real ipykernel driven through ``Remote`` stand-ins."""
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from autograder.remote import agent, hidden
+from autograder.remote.channel import Channel
+from autograder.remote.errors import RemoteError
+from autograder.remote.proxy import Remote, Session
+from autograder.sandbox import TimeLimitExceeded, call
+from course.testing.failure import CheckFailure
+
+STUDENT_CODE = '''
+import time
+import numpy as np
+
+class Layer:
+    def __init__(self, n):
+        if n < 0:
+            raise ValueError(f"n must be positive, got {n}")
+        self.weight = np.arange(n, dtype=np.float32)
+        self.child = None
+
+    def forward(self, x):
+        return x * self.weight
+
+    def backward(self, g):
+        raise NotImplementedError
+
+    def spin(self):
+        while True:
+            pass
+
+    def sleep(self):
+        time.sleep(60)
+
+    def __iter__(self):
+        yield from (1, 2, 3)
+
+    def fill(self, rng):
+        self.weight[...] = rng.standard_normal(self.weight.shape)
+        return self
+'''
+
+
+def _roundtrip(value):
+    return agent.decode(agent.encode(value, lambda v: pytest.fail(f"not data: {v!r}")), None)
+
+
+@pytest.mark.parametrize("value", [
+    np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((0, 4)), np.array(3.5), np.array([True]),
+    np.array([1 + 2j]), np.int64(7), np.float32(0.25), [1, (2.0, "x")], {"a": [None, True]},
+    1 << 70, float("inf"), slice(1, None, 2), 3 + 4j])
+def test_data_travels_unchanged_with_its_dtype(value):
+    back = _roundtrip(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        assert back.dtype == value.dtype and np.array_equal(back, value)
+    else:
+        assert back == value and type(back) is type(value)
+
+
+def test_a_generator_travels_as_its_state():
+    rng = np.random.default_rng(5)
+    copy = _roundtrip(rng)
+    assert copy is not rng and np.array_equal(copy.standard_normal(4), rng.standard_normal(4))
+
+
+@pytest.mark.parametrize("data", [
+    {"t": "array", "dtype": "|O", "shape": [1], "b64": ""},
+    {"t": "pickle", "v": "gASV"}, [1, 2], {"t": "scalar", "dtype": "<U3", "b64": ""}])
+def test_anything_but_data_is_refused(data):
+    with pytest.raises(ValueError):
+        agent.decode(data, lambda d: None)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("# 3 points\n### BEGIN HIDDEN TESTS\nfrom autograder import check\n"
+     "check.linear_forward(Linear)\n### END HIDDEN TESTS", ("linear_forward", ["Linear"])),
+    ("### BEGIN HIDDEN TESTS\nfrom autograder import check\ncheck.sgd_step(SGD, Parameter)  # x\n"
+     "### END HIDDEN TESTS", ("sgd_step", ["SGD", "Parameter"])),
+    ("check.linear_forward(Linear)", None),                                  # not hidden
+    ("### BEGIN HIDDEN TESTS\ncheck.a(A)\ncheck.b(B)\n### END HIDDEN TESTS", None),  # two calls
+    ("### BEGIN HIDDEN TESTS\ncheck.a(A())\n### END HIDDEN TESTS", None),     # not a name
+])
+def test_hidden_cells_are_parsed_strictly(source, expected):
+    assert hidden.parse(source) == expected
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    manager, client = start_new_kernel(kernel_name="python3")
+    client.execute_interactive(STUDENT_CODE, timeout=30)
+    channel = Channel(manager.get_connection_info())
+    channel.install()
+    yield channel
+    channel.close()
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def session(kernel):
+    session = Session(kernel, cpu_seconds=2.0, wall_seconds=6.0)
+    yield session
+    session.release()
+
+
+def test_the_students_objects_are_driven_remotely(session):
+    Layer = session.lookup("Layer")
+    layer = Layer(3)
+    assert isinstance(layer, Remote) and layer._type == "Layer"
+    out = layer.forward(np.ones(3, dtype=np.float32))
+    assert out.dtype == np.float32 and out.tolist() == [0.0, 1.0, 2.0]
+    layer.weight = np.full(3, 2.0)
+    assert layer.forward(np.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    assert getattr(layer, "missing", None) is None and not hasattr(layer, "missing")
+    assert list(layer) == [1, 2, 3]
+    assert layer.fill(np.random.default_rng(0)) is layer           # identity is kept
+
+
+def test_student_errors_come_back_with_their_type_and_line(session):
+    Layer = session.lookup("Layer")
+    with pytest.raises(ValueError, match="n must be positive") as caught:
+        Layer(-1)
+    assert isinstance(caught.value, RemoteError) and "raise ValueError" in caught.value.where
+    with pytest.raises(CheckFailure, match="not implemented yet"):
+        call("Layer.backward", Layer(2).backward, np.ones(2))
+    with pytest.raises(NameError):
+        session.lookup("Undefined")
+
+
+def test_computing_and_waiting_are_bounded_and_the_kernel_survives(session, kernel):
+    layer = session.lookup("Layer")(2)
+    with pytest.raises(TimeLimitExceeded) as computing:
+        layer.spin()
+    assert computing.value.args[0] == signal.SIGPROF
+    with pytest.raises(TimeLimitExceeded) as waiting:
+        layer.sleep()
+    assert waiting.value.args[0] == signal.SIGALRM
+    fresh = Session(kernel, cpu_seconds=2.0, wall_seconds=6.0)
+    assert fresh.lookup("Layer")(1).forward(np.ones(1)).tolist() == [0.0]
+
+
+def test_only_data_and_the_students_objects_are_sent(session):
+    layer = session.lookup("Layer")(2)
+    with pytest.raises(TypeError, match="only data and the student's own objects"):
+        layer.forward(lambda x: x)
+
+
+def test_the_in_kernel_list_names_checks_the_notebooks_call():
+    import nbformat
+    from autograder.notebooks.units import units
+    from autograder.registry import CHECKS
+    import autograder.check  # noqa: F401  (registers every check)
+    called = {call[0] for unit in units() for cell in nbformat.read(str(unit.source), 4).cells
+              if (call := hidden.parse(cell.source))}
+    assert hidden.IN_KERNEL <= called <= set(CHECKS)
