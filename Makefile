@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test parity bench clean student-bundle
+.PHONY: demo test parity bench clean student-bundle lab
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(STAMP): pyproject.toml
 # (`python -m minitorch_ref.demo` still trains a network with the reference.)
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder demo --out build/demo
+
+# The instructor's JupyterLab at the course root: Formgrader (it runs .venv/bin/alembic, so the
+# venv's bin goes on PATH), the Assignments tab, Validate. The exchange: see nbgrader_config.py.
+lab: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
 
 # What students get: release notebooks, the `course` wheel, requirements.txt (build/student-bundle).
 student-bundle: $(STAMP)

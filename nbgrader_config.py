@@ -1,5 +1,6 @@
 """nbgrader configuration: the repository root is the course directory."""
 import os
+import stat
 import sys
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -12,6 +13,17 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
+
+# The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
+# folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored).
+# nbgrader makes the course's inbound/outbound/feedback folders; the root must exist and be
+# writable by every user, with the sticky bit, as nbgrader's docs set it up.
+c.CourseDirectory.course_id = os.environ.get("MINITORCH_COURSE_ID", "minitorch")
+EXCHANGE = os.environ.get("MINITORCH_EXCHANGE") or os.path.join(ROOT, "exchange")
+if not os.path.isdir(EXCHANGE):
+    os.makedirs(EXCHANGE, exist_ok=True)
+    os.chmod(EXCHANGE, 0o777 | stat.S_ISVTX)
+c.Exchange.root = EXCHANGE
 
 # Autograding kernels start in autograded/<student>/<assignment>/, where the
 # course packages are not importable unless the root is on the path.

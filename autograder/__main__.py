@@ -2,6 +2,7 @@
 
     grade     autograde submissions in parallel (``--workers N``), merge into the gradebook
     feedback  generate feedback HTML in parallel (hidden tests never shown)
+    manual-grades  hand-graded scores and comments from a CSV (student, assignment, grade_id, score, comment)
     export    the grades as CSV (``nbgrader export``)
     report    the class report: score distributions, pass rates, frequent mistakes
     bundle    what students get: release notebooks, the ``course`` wheel, requirements
@@ -36,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument("assignments", nargs="*")
     feedback.add_argument("--workers", type=int, default=2)
     feedback.add_argument("--student", action="append", dest="students", help="only this student")
+    manual = commands.add_parser("manual-grades", help="hand-graded scores from a CSV file")
+    manual.add_argument("csv", type=Path, help="columns: student, assignment, grade_id, score, comment")
     export = commands.add_parser("export", help="grades as CSV")
     export.add_argument("--to", type=Path, help="the CSV file (default: grades.csv)")
     report = commands.add_parser("report", help="the class report (HTML)")
@@ -69,6 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "feedback":
         from autograder.pipeline.feedback import generate
         print(generate(course, args.assignments or None, args.workers, args.students))
+        return 0
+    if args.command == "manual-grades":
+        from autograder.pipeline.manual import ManualGradeError, apply
+        try:
+            print(apply(course, args.csv))
+        except (ManualGradeError, OSError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         return 0
     if args.command == "export":
         from autograder.pipeline.feedback import export

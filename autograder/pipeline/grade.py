@@ -25,6 +25,11 @@ from autograder.pipeline.course import RECORD, Course, digest
 from autograder.pipeline.progress import Progress
 
 
+# Besides the graded notebooks: our record, and what nbgrader's own later steps read
+# (the export's timestamp; release_feedback's submission_secret.txt, written by collect).
+KEPT = (RECORD, "timestamp.txt", "submission_secret.txt")
+
+
 class GradingError(RuntimeError):
     """The run cannot start (e.g. an assignment that was never generated)."""
 
@@ -57,7 +62,7 @@ def _install(folder: Path | None, destination: Path) -> None:
     shutil.rmtree(incoming, ignore_errors=True)
     incoming.mkdir(parents=True)
     for path in folder.iterdir():
-        if path.is_file() and (path.suffix == ".ipynb" or path.name in (RECORD, "timestamp.txt")):
+        if path.is_file() and (path.suffix == ".ipynb" or path.name in KEPT):
             shutil.copyfile(path, incoming / path.name)
     shutil.rmtree(destination, ignore_errors=True)
     incoming.rename(destination)
