@@ -25,6 +25,11 @@ if not os.path.isdir(EXCHANGE):
     os.chmod(EXCHANGE, 0o777 | stat.S_ISVTX)
 c.Exchange.root = EXCHANGE
 
+# Hand-in through Canvas or Moodle: put the bulk download in downloaded/<unit>/archive/ and run
+# `nbgrader zip_collect <unit>`; autograder.pipeline.lms reads both LMSs' file names.
+c.ZipCollectApp.collector_plugin = "autograder.pipeline.lms.LmsFileNames"
+c.ZipCollectApp.strict = True   # a notebook that is not the unit's is skipped, and listed
+
 # Autograding kernels start in autograded/<student>/<assignment>/, where the
 # course packages are not importable unless the root is on the path.
 os.environ["PYTHONPATH"] = os.pathsep.join(

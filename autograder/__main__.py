@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     manual.add_argument("csv", type=Path, help="columns: student, assignment, grade_id, score, comment")
     export = commands.add_parser("export", help="grades as CSV")
     export.add_argument("--to", type=Path, help="the CSV file (default: grades.csv)")
+    export.add_argument("--lms", action="store_true",
+                        help="one row per student, one column per unit (default: grades-lms.csv)")
     report = commands.add_parser("report", help="the class report (HTML)")
     report.add_argument("--out", type=Path, help="default: reports/class-report.html")
     bundle = commands.add_parser("bundle", help="the student bundle")
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "export":
         from autograder.pipeline.feedback import export
-        print(f"wrote {export(course, args.to)}")
+        from autograder.pipeline.lms import write_gradebook_csv
+        print(f"wrote {(write_gradebook_csv if args.lms else export)(course, args.to)}")
         return 0
     if args.command == "report":
         from autograder.pipeline.report import write_report

@@ -21,3 +21,12 @@ def environment_requirements() -> set[str]:
 def test_environment_yml_mirrors_pyproject():
     missing = pyproject_requirements() - environment_requirements()
     assert not missing, f"environment.yml lacks {sorted(missing)}"
+
+
+def test_the_github_workflow_runs_our_ci_entry_point():
+    import yaml
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    job = workflow["jobs"]["test"]
+    assert "--privileged" in job["container"]["options"]          # bubblewrap needs namespaces
+    assert any("bash .ci/run" in step.get("run", "") and "CI=true" in step["run"]
+               for step in job["steps"])

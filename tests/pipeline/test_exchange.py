@@ -4,34 +4,19 @@ release_feedback, fetch_feedback; three students, each graded as themselves."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from classroom import nbgrader
 
 from autograder.pipeline import feedback
-from autograder.pipeline.course import tool_env
 from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.grade import grade
 from autograder.pipeline.job import Limits
 
 pytestmark = pytest.mark.pipeline
 UNIT = "01_setup"
-NBGRADER = str(Path(sys.executable).parent / "nbgrader")
-
-
-def nbgrader(cwd: Path, *args: str, check: bool = True, home: Path | None = None
-             ) -> subprocess.CompletedProcess:
-    """``nbgrader ARGS`` in ``cwd``; with ``home``, as a student whose home that is (nbgrader
-    keeps each student's submissions in their own Jupyter data folder, to find feedback)."""
-    own = {"HOME": str(home), "JUPYTER_DATA_DIR": str(home / ".local/share/jupyter")} if home else {}
-    done = subprocess.run([NBGRADER, *args], cwd=cwd, env=tool_env(own), capture_output=True,
-                          text=True, timeout=120, check=False)
-    if check:
-        assert done.returncode == 0, done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture(scope="module")
