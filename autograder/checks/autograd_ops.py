@@ -123,10 +123,16 @@ def transpose_mistakes(axes: tuple[int, ...] | None) -> Callable[[str, Expected]
         found = [(G, "the gradient of a transpose is G transposed back to the input's "
                      "layout; it was passed on unchanged.")]
         if axes is not None:
+            positive = [a % G.ndim for a in axes]
             found.append((np.transpose(G, axes),
                           f"transpose's backward applies the inverse permutation, "
-                          f"np.argsort(axes) = {tuple(int(i) for i in np.argsort(axes))}, "
+                          f"np.argsort(axes) = {tuple(int(i) for i in np.argsort(positive))}, "
                           "not axes again."))
+            if positive != list(axes):
+                found.append((np.transpose(G, np.argsort(axes)),
+                              f"np.argsort{tuple(axes)} is not the inverse permutation of negative "
+                              f"axes: make the axes positive first (a % ndim) and take "
+                              f"np.argsort{tuple(positive)}."))
         return found
     return mistakes
 
@@ -212,6 +218,8 @@ def _shapes() -> list[Case]:
         Case("y = x.transpose((1, 2, 0))", lambda x: x.transpose((1, 2, 0)), {"x": cube},
              transpose_mistakes((1, 2, 0))),
         Case("y = x.transpose()", lambda x: x.transpose(), {"x": cube}, transpose_mistakes(None)),
+        Case("y = x.transpose((0, -1, -2))", lambda x: x.transpose((0, -1, -2)), {"x": cube},
+             transpose_mistakes((0, -1, -2))),
         Case("y = a.reshape(3, 2).T @ b.T", lambda a, b: a.reshape(3, 2).T @ b.T,
              {"a": randn(2, 3, seed=14), "b": randn(4, 3, seed=15)}),
     ]

@@ -185,6 +185,14 @@ class TransposeBackwardSameAxes(F.Transpose):
         return (np.transpose(grad, self.axes),)
 
 
+class TransposeNegativeAxesArgsort(F.Transpose):
+    """np.argsort of the axes as given: wrong once an axis is negative."""
+
+    def backward(self, grad):
+        inverse = None if self.axes is None else np.argsort(self.axes)
+        return (np.transpose(grad, inverse),)
+
+
 class ReshapeBackwardNotReshaped(F.Reshape):
     def backward(self, grad):
         return (grad,)
@@ -334,6 +342,9 @@ MUTANTS = [
     _function_mutant("tensor_transpose_backward_same_axes", "Transpose",
                      TransposeBackwardSameAxes, "inverse permutation",
                      "transpose's backward permutes by axes again"),
+    _function_mutant("tensor_transpose_negative_axes", "Transpose",
+                     TransposeNegativeAxesArgsort, "make the axes positive",
+                     "transpose's backward takes np.argsort of negative axes"),
     _function_mutant("tensor_reshape_backward_not_reshaped", "Reshape",
                      ReshapeBackwardNotReshaped, "reshape a reshape's gradient back",
                      "reshape's backward returns G in the output's shape"),

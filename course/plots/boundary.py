@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 
 from course.plots import style
 from course.probe import call, evaluation_mode
@@ -81,12 +82,18 @@ def plot_decision_boundary(model: Any, X: np.ndarray, y: np.ndarray, ax: Axes | 
     ax.imshow(regions, origin="lower", extent=extent, cmap=style.class_cmap(n_classes),
               vmin=-0.5, vmax=n_classes - 0.5, alpha=0.35, interpolation="nearest", aspect="auto")
     colors = np.array(style.class_colors(n_classes))
-    for points, labels, marker, name in sets:
-        ax.scatter(points[:, 0], points[:, 1], c=colors[labels], marker=marker, s=22,
-                   edgecolors="black" if name == "test" else "white", linewidths=0.6, label=name)
+    markers = [ax.scatter(points[:, 0], points[:, 1], c=colors[labels], marker=marker, s=22,
+                          edgecolors="black" if name == "test" else "white", linewidths=0.6,
+                          label=name) for points, labels, marker, name in sets]
     ax.set(xlim=extent[:2], ylim=extent[2:], xlabel="$x_1$", ylabel="$x_2$")
     ax.grid(False)
-    if len(sets) > 1:
-        for handle in ax.legend(loc="upper right").legend_handles:
-            handle.set_facecolor("lightgrey")  # the marker, not one class's colour
+    _legend(ax, markers if len(sets) > 1 else [], colors)
     return ax
+
+
+def _legend(ax: Axes, markers: list, colors: np.ndarray) -> None:
+    """Which colour is which class, and (with a test set) which marker is which set."""
+    classes = [Patch(facecolor=color, label=f"class {k}") for k, color in enumerate(colors)]
+    legend = ax.legend(handles=markers + classes, loc="upper right", fontsize="small")
+    for handle in legend.legend_handles[:len(markers)]:
+        handle.set_facecolor("lightgrey")  # the marker, not one class's colour

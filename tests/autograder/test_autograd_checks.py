@@ -125,7 +125,7 @@ class Tensor:
                            lambda g: send(self, g.reshape(self.data.shape)))
 
     def transpose(self, axes=None):
-        inverse = None if axes is None else np.argsort(axes)
+        inverse = None if axes is None else np.argsort([a % self.data.ndim for a in axes])
         return self._child(np.transpose(self.data, axes), (self,),
                            lambda g: send(self, np.transpose(g, inverse)))
 

@@ -148,3 +148,13 @@ def test_misclassified_grid_shows_only_the_errors():
 def test_palette_is_okabe_ito_and_class_colours_repeat():
     assert plots.OKABE_ITO[0] == "#E69F00" and len(set(plots.OKABE_ITO)) == 8
     assert style.class_colors(10)[8] == style.class_colors(10)[0]
+
+
+def test_the_decision_boundary_legend_names_each_class_and_set():
+    import matplotlib
+    matplotlib.use("Agg")
+    from course.plots import plot_decision_boundary
+    model = lambda X: X[:, :1] - 0.5                     # class 1 where x1 > 0.5
+    X, y = np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([0, 1])
+    ax = plot_decision_boundary(model, X, y, X_test=X, y_test=y)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["train", "test", "class 0", "class 1"]

@@ -108,6 +108,8 @@ OP_CASES = [
     ("reshape_-1", lambda a: a.reshape((-1,)), [randn(2, 3)]),
     ("T", lambda a: a.T, [randn(2, 3)]),
     ("transpose_(1,2,0)", lambda a: a.transpose((1, 2, 0)), [randn(2, 3, 4)]),
+    ("transpose_negative_axes", lambda a: a.transpose((0, -1, -2)) * np.arange(24.0).reshape(2, 4, 3),
+     [randn(2, 3, 4)]),
     ("getitem_slice", lambda a: a[1:, ::2], [randn(3, 4)]),
     ("getitem_repeated_rows", lambda a: a[[0, 2, 0, 0]], [randn(3, 4)]),
     ("getitem_pairs", lambda a: a[np.arange(3), [1, 0, 1]], [randn(3, 2)]),

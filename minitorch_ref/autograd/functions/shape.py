@@ -68,7 +68,9 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, a):
-        self.inverse = np.argsort(range(a.ndim)[::-1] if self.axes is None else self.axes)
+        # argsort of the axes made positive: argsort((0, -1)) would be [1, 0], not the identity
+        axes = range(a.ndim)[::-1] if self.axes is None else [axis % a.ndim for axis in self.axes]
+        self.inverse = np.argsort(axes)
         return np.transpose(a, self.axes)
 
     def backward(self, grad):
