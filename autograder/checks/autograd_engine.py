@@ -52,6 +52,7 @@ def _twice() -> list[Case]:
         Case("y = (x @ W + b).tanh() @ V", lambda x, W, b, V: (x @ W + b).tanh() @ V,
              {"x": randn(3, 2, seed=51), "W": randn(2, 4, seed=52), "b": randn(4, seed=53),
               "V": randn(4, 1, seed=54)}),
+        Case("c = a + b", lambda a, b: a + b, {"a": randn(2, seed=56), "b": randn(2, seed=57)}),
     ]
 
 
@@ -67,6 +68,11 @@ def twice_signatures(name: str, once: Expected) -> tuple[Signature, ...]:
              "intermediate tensors (micrograd's bug): start every backward pass with fresh "
              "(zero) gradients for the intermediate tensors, or keep them in a dict local to "
              "backward(); only the leaves accumulate."),
+        when("shared_leaf", lambda g, e: same(g, 1.5 * e),
+             "after two backward() calls the gradient is 3 times one call's, not 2: a leaf "
+             "stored the array it received without a copy (leaf.grad = g) and then added into "
+             "it in place. Add passes the same array to both inputs, so both leaves' .grad "
+             "changed together. Store a copy the first time: leaf.grad = np.array(g)."),
     )
 
 
@@ -98,6 +104,13 @@ RECURSION_HINT = (
 )
 
 
+SHARED_IN_PLACE = when(
+    "shared_in_place", lambda got, e: bool(np.all(np.abs(got) > 100 * np.abs(e))),
+    "x.grad is far too large: it doubles with every use of x. The gradients were added in "
+    "place (+=) into an array another node also holds (Add returns the same G for both of "
+    "its inputs), so each += changed both. Add with grads[p] = grads[p] + g instead.")
+
+
 def _deep_backward(what: str, out) -> None:
     try:
         with np.errstate(all="ignore"):  # a wrong rule overflows; the comparison says so
@@ -127,4 +140,4 @@ def tensor_deep_graph(Tensor):
     expect_close(f"x.grad for total = x + x + ... + x ({WIDTH + 1} terms)",
                  getattr(x, "grad", None), np.array(WIDTH + 1.0), "x a scalar",
                  (scaled(1 / (WIDTH + 1), "only one use of x counted: add the gradient of "
-                                          "every use (+=)."),))
+                                          "every use (+=)."), SHARED_IN_PLACE))

@@ -184,3 +184,27 @@ def dropout_p_zero(Dropout):
                  "with p = 0 nothing is dropped", signatures)
     expect_close(f"{what}.backward (dL/dx)", student_backward(what, layer, grad_output),
                  grad_output, "with p = 0 it is grad_output", signatures)
+
+
+GENERATOR_SEEDS = (7, 8)
+
+
+def _masks(Dropout: type, seed: int, x: np.ndarray) -> np.ndarray:
+    """Which entries a Dropout(0.5) built with ``default_rng(seed)`` keeps on ``x``."""
+    layer = construct(Dropout, 0.5, rng=np.random.default_rng(seed))
+    set_mode("Dropout", layer, True)
+    return student_forward("Dropout(0.5, rng=default_rng(seed))", layer, x) != 0
+
+
+@check
+def dropout_uses_its_generator(Dropout):
+    """The masks come from ``rng``: equally seeded generators give equal masks, others differ."""
+    x = np.ones((20, 30))
+    first, again = (_masks(Dropout, GENERATOR_SEEDS[0], x) for _ in range(2))
+    other = _masks(Dropout, GENERATOR_SEEDS[1], x)
+    expect(bool(np.array_equal(first, again)) and not np.array_equal(first, other),
+           "Two Dropout(0.5, rng=np.random.default_rng(7)) layers dropped different entries of "
+           "the same input, or generators with other seeds dropped the same ones.\n"
+           "  Likely mistake: the mask does not come from the layer's generator: draw it with "
+           "self.rng (default_rng() when rng is None), not np.random, so that a seeded model "
+           "gives the same masks every run.")

@@ -34,6 +34,11 @@ class LeakyReLUNoSlopeInBackward(nn.LeakyReLU):
         return (self.input > 0).astype(self.input.dtype)
 
 
+class LeakyReLUGradOneAtZero(nn.LeakyReLU):
+    def derivative(self):
+        return np.where(self.input >= 0, 1.0, self.negative_slope).astype(self.input.dtype)
+
+
 class LeakyReLUFixedSlope(nn.LeakyReLU):
     def function(self, x):
         return np.where(x > 0, x, 0.01 * x)
@@ -172,6 +177,8 @@ MUTANTS = [
            "forward zeroes the negative entries of the input array itself"),
     Mutant("leaky_relu_no_slope_in_backward", "LeakyReLU", LeakyReLUNoSlopeInBackward,
            "backward forgot negative_slope", "backward uses ReLU's mask: gradient 0 below 0"),
+    Mutant("leaky_relu_grad_one_at_zero", "LeakyReLU", LeakyReLUGradOneAtZero, "not `x >= 0`",
+           "mask x >= 0: dL/dx = grad_output at exactly x = 0, not negative_slope * grad_output"),
     Mutant("leaky_relu_fixed_slope", "LeakyReLU", LeakyReLUFixedSlope, "hard-coded to 0.01",
            "negative_slope argument ignored, 0.01 everywhere"),
     Mutant("sigmoid_derivative_of_input", "Sigmoid", SigmoidDerivativeOfInput, "uses the input x",

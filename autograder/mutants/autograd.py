@@ -46,9 +46,13 @@ class MutantTensor(Tensor):
             if grad is None:
                 continue
             if node.grad_fn is None:
-                node.grad = np.array(grad) if node.grad is None else node.grad + grad
+                self.store(node, grad)
                 continue
             self.send(pending, node, node.grad_fn.backward(grad))
+
+    @staticmethod
+    def store(leaf, grad: np.ndarray) -> None:
+        leaf.grad = np.array(grad) if leaf.grad is None else leaf.grad + grad
 
     @staticmethod
     def send(pending: dict, node, parent_grads) -> None:
@@ -213,6 +217,32 @@ class MicrogradEngine(MutantTensor):
                     parent.grad = np.array(g) if parent.grad is None else parent.grad + g
 
 
+class LeafGradWithoutCopy(MutantTensor):
+    """A leaf keeps the array it receives (``leaf.grad = g``) and later adds into it in place:
+    Add hands the same array to both inputs, so both leaves' gradients change together."""
+
+    @staticmethod
+    def store(leaf, grad):
+        if leaf.grad is None:
+            leaf.grad = grad
+        else:
+            leaf.grad += grad
+
+
+class SumInPlaceIntoShared(MutantTensor):
+    """run_backward adds a parent's gradients with ``+=`` into the dict entry, which may be the
+    very array another node holds (Add returns G for both inputs)."""
+
+    @staticmethod
+    def send(pending, node, parent_grads):
+        for parent, g in zip(node.parents, parent_grads):
+            if parent.requires_grad and g is not None:
+                if id(parent) in pending:
+                    pending[id(parent)] += g
+                else:
+                    pending[id(parent)] = g
+
+
 class RecursiveOrderWithoutVisited(MutantTensor):
     """A recursive depth-first order that lists a node once per path to it."""
 
@@ -350,6 +380,10 @@ MUTANTS = [
                      "reshape's backward returns G in the output's shape"),
     Mutant("tensor_micrograd_second_backward", "Tensor", MicrogradEngine, "micrograd's bug",
            "intermediate gradients kept between backward calls"),
+    Mutant("tensor_leaf_grad_without_copy", "Tensor", LeafGradWithoutCopy, "without a copy",
+           "a leaf stores the gradient array it receives (leaf.grad = g), then adds in place"),
+    Mutant("tensor_sum_in_place_into_shared", "Tensor", SumInPlaceIntoShared, "in place",
+           "run_backward adds into the dict entry with +=, changing an array another node holds"),
     Mutant("tensor_topological_order_revisits", "Tensor", RecursiveOrderWithoutVisited,
            "visited more than once", "recursive topological sort without a visited set"),
     Mutant("tensor_topological_order_recursive", "Tensor", RecursiveOrder,

@@ -57,6 +57,11 @@ class DropoutBackwardFreshMask(nn.Dropout):
         return grad_output * keep / (1 - self.p)
 
 
+class DropoutGlobalRandom(_Masked):
+    def mask_for(self, x):
+        return (np.random.random(x.shape) >= self.p) * self.scale()
+
+
 class DropoutMaskOnce(_Masked):
     def mask_for(self, x):
         if getattr(self, "saved", None) is None or self.saved.shape != x.shape:
@@ -141,6 +146,8 @@ MUTANTS = [
            "forward ignores self.training"),
     Mutant("dropout_backward_fresh_mask", "Dropout", DropoutBackwardFreshMask, "new mask",
            "backward draws a new random mask"),
+    Mutant("dropout_global_random", "Dropout", DropoutGlobalRandom, "not come from the layer's generator",
+           "masks drawn from np.random, ignoring rng"),
     Mutant("dropout_mask_once", "Dropout", DropoutMaskOnce, "drawn once",
            "the mask is drawn on the first call and reused"),
     Mutant("batchnorm_batch_stats_in_eval", "BatchNorm1d", BatchStatsInEval,

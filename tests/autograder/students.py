@@ -250,15 +250,16 @@ class Module:
 
 
 class Dropout(Module):
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, rng=None):
         super().__init__()
-        self.p = p
+        self.p, self.rng = p, rng
 
     def forward(self, x):
         if not self.training or self.p == 0:
             self.mask = np.ones_like(x)
             return x
-        self.mask = (np.random.rand(*x.shape) >= self.p) / (1 - self.p)
+        rng = np.random.default_rng() if self.rng is None else self.rng
+        self.mask = (rng.random(x.shape) >= self.p) / (1 - self.p)
         return x * self.mask
 
     def backward(self, grad_output):

@@ -18,7 +18,7 @@ FAMILY = family("dropout", "batchnorm")
 def test_family_has_the_expected_checks():
     assert set(FAMILY) == {
         "dropout_train_forward", "dropout_backward", "dropout_eval", "dropout_p_zero",
-        "batchnorm_forward_train", "batchnorm_backward_input", "batchnorm_backward_params",
+        "dropout_uses_its_generator", "batchnorm_forward_train", "batchnorm_backward_input", "batchnorm_backward_params",
         "batchnorm_running_stats", "batchnorm_eval",
     }
     assert all(len(registry.CHECKS[name].targets) == 1 for name in FAMILY)
@@ -37,10 +37,12 @@ def test_a_binomial_dropout_passes_too():
     dropout = student_with("Dropout", '''
 def forward(self, x):
     keep = 1 - self.p if self.training else 1.0
-    self.mask = np.random.binomial(1, keep, size=x.shape) / keep
+    rng = np.random.default_rng() if self.rng is None else self.rng
+    self.mask = rng.binomial(1, keep, size=x.shape) / keep
     return x * self.mask
 ''', MODULES)
-    for name in ("dropout_train_forward", "dropout_backward", "dropout_eval", "dropout_p_zero"):
+    for name in ("dropout_train_forward", "dropout_backward", "dropout_eval", "dropout_p_zero",
+                 "dropout_uses_its_generator"):
         assert grade(name, dropout) is None, name
 
 
