@@ -12,6 +12,7 @@ import sys
 import types
 from typing import Iterable, Iterator
 
+from autograder.remote.proxy import Remote
 from course.testing._trusted import tampered
 from course.testing.failure import fail
 
@@ -86,8 +87,8 @@ def _members(name: str, obj: object) -> Iterator[tuple[str, object]]:
 
 def check_instance(name: str, obj: object, allowed: Iterable[object] = ()) -> None:
     """Fail if the object holds (wraps) forbidden objects, other than ``allowed`` ones."""
-    if type(obj) in _trusted_classes or type(obj).__name__ == "Remote":
-        return   # (a Remote lives in a kernel without the reference: nothing to wrap)
+    if type(obj) in _trusted_classes or isinstance(obj, Remote):
+        return   # (a Remote lives in the student's kernel: check_remote asks the kernel)
     allowed_ids = {id(a) for a in allowed}
     stack, seen = [(obj, 0)], set()
     while stack:

@@ -30,17 +30,17 @@ import nbformat
 from nbformat import NotebookNode
 
 
+def _nbgrader(cell: NotebookNode) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
 def _key(cell: NotebookNode) -> str | None:
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    grade_id = _nbgrader(cell).get("grade_id")
     return f"grade:{grade_id}" if grade_id else (f"id:{cell['id']}" if cell.get("id") else None)
 
 
 MARKER = re.compile(r"(BEGIN|END)( HIDDEN TESTS)")
 GRADING_FIELDS = ("grade", "grade_id", "locked", "points", "solution", "task")
-
-
-def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 def _as_type(cell: NotebookNode, cell_type: str) -> None:
@@ -84,7 +84,7 @@ def defuse_markers(nb: NotebookNode) -> bool:
 
 
 def _locked(cell: NotebookNode) -> bool:
-    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("locked"))
+    return bool(_nbgrader(cell).get("locked"))
 
 
 def restore_locked_cells(nb: NotebookNode, release: NotebookNode) -> list[str]:

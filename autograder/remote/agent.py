@@ -35,7 +35,7 @@ def encode(value, other):
     """A JSON-ready form of ``value``; ``other(value)`` encodes what is not data (or raises)."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, (int, float)) and type(value) in (int, float):
+    if type(value) in (int, float):   # not numpy's float64, a float subclass: it keeps its dtype
         return value
     if isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS:
         return {"t": "array", "dtype": value.dtype.str, "shape": list(value.shape),
