@@ -1,6 +1,7 @@
 """``python -m autograder COMMAND``: the instructor's commands (run from the course directory).
 
-    grade     autograde submissions in parallel (``--workers N``), merge into the gradebook
+    grade     autograde submissions on Dask (``--workers N`` local processes, or
+              ``--scheduler tcp://HOST:PORT``), merging into the gradebook as results arrive
     feedback  generate feedback HTML in parallel (hidden tests never shown)
     manual-grades  hand-graded scores and comments from a CSV (student, assignment, grade_id, score, comment)
     export    the grades as CSV (``nbgrader export``)
@@ -24,7 +25,10 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="autograde submissions in parallel")
     grade.add_argument("assignments", nargs="*", help="assignments (default: every unit)")
-    grade.add_argument("--workers", type=int, default=2, help="jobs at once (default 2)")
+    grade.add_argument("--workers", type=int, default=2,
+                       help="worker processes of the local Dask cluster (default 2)")
+    grade.add_argument("--scheduler", help="an existing Dask cluster's scheduler, tcp://HOST:PORT "
+                                           "(default: $DASK_SCHEDULER_ADDRESS, else a local cluster)")
     grade.add_argument("--student", action="append", dest="students", help="only this student")
     grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
@@ -65,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
         try:
             summary = grade(course, args.assignments or None, args.students, args.workers, limits,
-                            force=args.force, keep=args.keep, sandbox=args.sandbox)
+                            force=args.force, keep=args.keep, sandbox=args.sandbox,
+                            scheduler=args.scheduler)
         except GradingError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(summary)
-        return 1 if any(r.status != "graded" for r in summary.results) else 0
+        return 130 if summary.interrupted else 1 if summary.flagged else 0
     if args.command == "feedback":
         from autograder.pipeline.feedback import generate
         print(generate(course, args.assignments or None, args.workers, args.students))

@@ -31,12 +31,29 @@ def time_limit(seconds: float, what: str, wall_seconds: float | None = None) -> 
 
     Computing is the process's CPU time (``ITIMER_PROF``: every thread, user and system), so a
     busy grading machine that gives the kernel half a core does not fail correct code; the
-    wall-clock backstop (``ITIMER_REAL``) stops code that waits instead of computing.
+    wall-clock backstop (``ITIMER_REAL``) stops code that waits instead of computing. Checks
+    on a kernel's objects (``autograder.remote``) keep their own budget and raise
+    ``TimeLimitExceeded`` themselves, in any thread.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals only reach the main thread; the cell timeout still applies
-        return
     wall_seconds = 2 * seconds if wall_seconds is None else wall_seconds
+    try:
+        with _timers(seconds, wall_seconds):
+            yield
+    except TimeLimitExceeded as stop:
+        if stop.args and stop.args[0] == signal.SIGALRM:
+            fail(f"{what} did not finish within {wall_seconds:g} s, most of it spent waiting, "
+                 "not computing. Does your code sleep, wait for input, or read a file?")
+        fail(f"{what} did not finish within {seconds:g} s of computing. Is there an infinite "
+             "loop (or a Python loop over every element where numpy could do it at once)?")
+
+
+@contextlib.contextmanager
+def _timers(seconds: float, wall_seconds: float) -> Iterator[None]:
+    """Timer signals that raise ``TimeLimitExceeded``; only in the main thread, where signals
+    arrive (kernels run cells there; elsewhere the cell timeout still applies)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
     def on_signal(signum, frame):
         raise TimeLimitExceeded(signum)
@@ -48,12 +65,6 @@ def time_limit(seconds: float, what: str, wall_seconds: float | None = None) -> 
         signal.setitimer(timer, limit)
     try:
         yield
-    except TimeLimitExceeded as stop:
-        if stop.args and stop.args[0] == signal.SIGALRM:
-            fail(f"{what} did not finish within {wall_seconds:g} s, most of it spent waiting, "
-                 "not computing. Does your code sleep, wait for input, or read a file?")
-        fail(f"{what} did not finish within {seconds:g} s of computing. Is there an infinite "
-             "loop (or a Python loop over every element where numpy could do it at once)?")
     finally:
         for timer, _ in timers.values():
             signal.setitimer(timer, 0)

@@ -4,11 +4,14 @@
 
 Modules:
     ``course``    the course directory: units, submissions, gradebook paths;
-    ``job``       one submission graded by ``nbgrader autograde`` in its own scratch course;
+    ``job``       one submission graded, bytes in, a result out (nbgrader's Autograde, one kernel);
+    ``station``   a grading worker's scratch folder and caches; each job's processes ended;
+    ``executor``  where jobs run: Dask distributed (a local cluster, or an existing one);
+    ``fingerprint`` the packages a worker must share with the instructor;
     ``kernel``    the grading kernel: memory, file-size, CPU and output bounds;
     ``guard``     the kernel's audit hook: no files outside its folder, no processes;
     ``gradebook`` a template gradebook for jobs, and merging results into the course's;
-    ``grade``     the parallel grader (N jobs at a time, one writer of the gradebook);
+    ``grade``     the ledger: jobs out to the executor, results merged (one writer of the gradebook);
     ``feedback``  feedback HTML in parallel; hidden-test tracebacks reduced to messages;
     ``report``    the class report: score distributions, pass rates, frequent mistakes;
     ``bundle``    what students get: release notebooks, a ``course``-only wheel, requirements;

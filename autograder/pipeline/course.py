@@ -73,15 +73,27 @@ class Course:
             return {}
 
 
+def regular_files(folder: Path) -> list[Path]:
+    """A submission folder's regular files, sorted (symbolic links, and what they lead to, left out)."""
+    return sorted(path for path in folder.rglob("*") if path.is_file() and not path.is_symlink()
+                  and not any((folder / parent).is_symlink()
+                              for parent in path.relative_to(folder).parents[:-1]))
+
+
 def digest(folder: Path) -> str:
     """A hash of a submission folder's regular files (names and contents)."""
     hasher = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+    for path in regular_files(folder):
         hasher.update(str(path.relative_to(folder)).encode() + b"\0")
         with open(path, "rb") as stream:
             for block in iter(lambda: stream.read(1 << 20), b""):
                 hasher.update(block)
     return hasher.hexdigest()
+
+
+def read_files(folder: Path) -> dict[str, bytes]:
+    """A submission folder's regular files by relative path: what a grading job receives."""
+    return {str(path.relative_to(folder)): path.read_bytes() for path in regular_files(folder)}
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:

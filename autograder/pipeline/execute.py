@@ -69,6 +69,8 @@ class Execute(NbgraderExecute):
     """``nbgrader.preprocessors.Execute`` whose kernel client polls in short slices and whose
     notebook keeps a bounded amount of output."""
 
+    _channel: Channel | None = None
+
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
@@ -133,12 +135,18 @@ class Execute(NbgraderExecute):
         channels (a method, as nbgrader writes its own on_cell_executed hook); fresh output budgets."""
         self._used: dict[int, int] = {}
         self._full: set[int] = set()
-        self._channel: Channel | None = None
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)
 
-    def on_notebook_complete(self, **_) -> None:
-        """nbclient's hook at the notebook's end: close the grader's channel to the kernel."""
-        if self._channel is not None:
-            self._channel.close()
-            self._channel = None
+    async def _async_cleanup_kernel(self) -> None:
+        """nbclient's, and the grader's channel to the kernel closed (nbconvert's synchronous
+        ``setup_kernel`` never calls the ``on_notebook_complete`` hook; a channel left open
+        to the garbage collector could block a long-lived grading worker for good)."""
+        try:
+            await super()._async_cleanup_kernel()
+        finally:
+            if self._channel is not None:
+                self._channel.close()
+                self._channel = None
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)

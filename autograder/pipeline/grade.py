@@ -1,69 +1,74 @@
-"""Autograde a class in parallel: ``python -m autograder grade --workers N [assignments...]``.
+"""Autograde a class: ``python -m autograder grade [--workers N | --scheduler ADDRESS] [units...]``.
 
-Up to N jobs run at once, each an ``nbgrader autograde`` process in a scratch
-course of its own (``autograder.pipeline.job``). The main thread is the only
-writer of the course gradebook: it merges each job's results as the job ends and
-installs its graded notebooks under ``autograded/``. A submission whose files
-have not changed since it was last graded is skipped (``force`` regrades it), so
-running the command again changes nothing; manual grades and comments are never
-touched. A job that fails still gets a score (zero, flagged for review) and a
-graded notebook, so feedback can be generated for everyone.
+The ledger of the grading service. It reads each submission into a ``Job`` (bytes:
+nothing on a worker needs the course folder), hands the jobs to the executor (Dask:
+``autograder.pipeline.executor``) and, in this process alone, merges each result into
+the course gradebook and installs its graded notebooks under ``autograded/`` as it
+arrives. Stopping the run (Ctrl-C, a crash) loses at most the jobs in flight: a
+submission whose files have not changed since it was last graded is skipped (``force``
+regrades it), so running the command again grades only what is left. Manual grades and
+comments are never touched. A job that fails still gets a score (zero, flagged for
+review) and a graded notebook, so feedback can be generated for everyone.
 """
 from __future__ import annotations
 
 import shutil
-import threading
+import sys
+import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, gradebook, job
-from autograder.pipeline.course import RECORD, Course, digest
-from autograder.pipeline.progress import Progress
-
-
-# Besides the graded notebooks: our record, and what nbgrader's own later steps read
-# (the export's timestamp; release_feedback's submission_secret.txt, written by collect).
-KEPT = (RECORD, "timestamp.txt", "submission_secret.txt")
+from autograder.pipeline import bwrap, fingerprint, gradebook
+from autograder.pipeline.course import Course, digest, read_files
+from autograder.pipeline.executor import Executor, ExecutorError
+from autograder.pipeline.job import Job, Limits, Material, Result
+from autograder.remote import hidden
 
 
 class GradingError(RuntimeError):
-    """The run cannot start (e.g. an assignment that was never generated)."""
+    """The run cannot start (an assignment never generated, an unreachable cluster, ...)."""
 
 
 @dataclass
 class Summary:
-    results: list[job.Result] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
-    workers: int = 1
+    where: str = ""
     sandbox: bool = True
+    interrupted: bool = False
+
+    @property
+    def flagged(self) -> list[Result]:
+        return [r for r in self.results if r.status != "graded"]
 
     def __str__(self) -> str:
-        failed = [r for r in self.results if r.status != "graded"]
-        text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s with "
-                f"{self.workers} worker(s); {len(self.skipped)} unchanged, skipped")
+        rate = len(self.results) / self.seconds if self.seconds else 0.0
+        text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
+                f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
+                f"{len(self.flagged)} flagged for review")
+        if self.flagged:
+            text += " (could not grade, scored 0): " + ", ".join(
+                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.flagged)
+        if self.interrupted:
+            text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
-        if failed:
-            text += "; could not grade (scored 0, flagged for review): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in failed)
         return text
 
 
-def _install(folder: Path | None, destination: Path) -> None:
-    """Replace ``autograded/<student>/<assignment>`` by the job's graded notebooks and record."""
-    if folder is None or not folder.exists():
-        return
+def _install(files: dict[str, bytes], destination: Path) -> None:
+    """Replace ``autograded/<student>/<assignment>`` by a result's graded notebooks and record."""
     incoming = destination.parent / f".{destination.name}.incoming"
     shutil.rmtree(incoming, ignore_errors=True)
     incoming.mkdir(parents=True)
-    for path in folder.iterdir():
-        if path.is_file() and (path.suffix == ".ipynb" or path.name in KEPT):
-            shutil.copyfile(path, incoming / path.name)
+    for name, data in files.items():
+        if Path(name).name == name and name not in ("", ".", ".."):
+            (incoming / name).write_bytes(data)
     shutil.rmtree(destination, ignore_errors=True)
     incoming.rename(destination)
 
@@ -90,10 +95,41 @@ def _choose(course: Course, known: list[str], assignments: list[str] | None) -> 
     return [unit for unit in course.units() if unit in known]
 
 
+def material(course: Course, limits: Limits, sandbox: bool, keep: bool = False) -> Material:
+    """What every job of the run needs from the course: the gradebook without its students,
+    the configuration, each assignment's notebooks."""
+    with tempfile.TemporaryDirectory(prefix="autograder-template-") as tmp:
+        template = Path(tmp) / "gradebook.db"
+        assignments = gradebook.template(course.gradebook, template)
+        notebooks = {a: tuple(gradebook.notebooks(template, a)) for a in assignments}
+        return Material(template.read_bytes(), course.config.read_text(encoding="utf-8"),
+                        notebooks, limits, sandbox, str(course.root), fingerprint.installed(), keep)
+
+
+def _needs_reference(course: Course, assignments: list[str]) -> dict[str, bool]:
+    """Whether each unit still has checks that run in the kernel (``hidden.IN_KERNEL``)."""
+    return {name: any(call and call[0] in hidden.IN_KERNEL for call in
+                      map(hidden.parse, gradebook.sources(course.gradebook, name)))
+            for name in assignments}
+
+
+def _jobs(course: Course, todo: list[tuple[str, str]], notebooks: dict[str, tuple[str, ...]],
+          reference: dict[str, bool]) -> Iterator[Job]:
+    """Each submission read into a ``Job``, when the executor has room for it."""
+    for student, assignment in todo:
+        folder = course.submitted(student, assignment)
+        releases = {name: (course.release(assignment) / f"{name}.ipynb").read_bytes()
+                    for name in notebooks[assignment]}
+        yield Job(student, assignment, read_files(folder), releases, digest(folder),
+                  reference[assignment])
+
+
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,
-          workers: int = 2, limits: job.Limits = job.Limits(), force: bool = False,
-          progress: bool = True, keep: bool = False, sandbox: bool = True) -> Summary:
-    """Autograde every (or every chosen) submission of the course at ``root``; each kernel in
+          workers: int = 2, limits: Limits = Limits(), force: bool = False,
+          progress: bool = True, keep: bool = False, sandbox: bool = True,
+          scheduler: str | None = None) -> Summary:
+    """Autograde every (or every chosen) submission of the course at ``root`` on a local
+    cluster of ``workers`` processes, or on the Dask cluster at ``scheduler``; each kernel in
     bubblewrap unless ``sandbox`` is False (refused when bubblewrap cannot run here)."""
     course, started = Course(Path(root).resolve()), time.monotonic()
     if not course.gradebook.exists():
@@ -101,39 +137,38 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     why = bwrap.unavailable() if sandbox else None
     if why:
         raise GradingError(why)
-    ws = job.Workspace(course, limits, keep=keep, sandbox=sandbox)
-    lock = threading.Lock()
-
-    def run_one(student: str, assignment: str) -> job.Result:
-        with lock:
-            folder = ws.next_dir()
-        return job.run(ws, student, assignment, folder)
-
+    shared = material(course, limits, sandbox, keep)
+    chosen = _choose(course, list(shared.notebooks), assignments)
+    unreleased = [a for a in chosen if not course.release(a).is_dir()]
+    if unreleased:
+        raise GradingError(f"no release folder for {', '.join(unreleased)}: generate it first.")
+    todo, skipped = pending(course, chosen, students, force)
+    summary = Summary(skipped=skipped, sandbox=sandbox)
     try:
-        chosen = _choose(course, ws.assignments, assignments)
-        todo, skipped = pending(course, chosen, students, force)
-        summary = Summary(skipped=skipped, workers=workers, sandbox=sandbox)
-        with ThreadPoolExecutor(max_workers=workers) as pool, \
-                Gradebook(course.db_url) as gb, \
-                Progress(len(todo), "autograding", enabled=progress) as bar:
-            futures = {pool.submit(run_one, s, a): (s, a) for s, a in todo}
-            for future in as_completed(futures):
-                student, assignment = futures[future]
-                result = _result(future, student, assignment)
-                gradebook.merge(gb, result.outcome)
-                _install(result.folder, course.autograded(student, assignment))
-                summary.results.append(result)
-                bar.step(f"{student} {assignment}: {result.status}")
-    finally:
-        ws.close()
+        with Executor(scheduler, workers) as executor:
+            summary.where = executor.where
+            if progress and executor.dashboard:
+                print(f"Dask dashboard: {executor.dashboard}", file=sys.stderr)
+            executor.check(shared.installed)
+            _merge_all(course, executor, _jobs(course, todo, shared.notebooks,
+                                               _needs_reference(course, chosen)),
+                       len(todo), shared, summary, progress)
+    except ExecutorError as error:
+        raise GradingError(str(error)) from error
     summary.seconds = time.monotonic() - started
     return summary
 
 
-def _result(future, student: str, assignment: str) -> job.Result:
-    try:
-        return future.result()
-    except Exception as error:  # noqa: BLE001 - a bug in a job must not stop the class
-        outcome = gradebook.Outcome(student, assignment, review=True)
-        return job.Result(outcome, [f"The grader failed: {type(error).__name__}: {error}"],
-                          status="failed")
+def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
+               shared: Material, summary: Summary, progress: bool) -> None:
+    """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
+    what was merged and cancels the rest."""
+    with Gradebook(course.db_url) as gb:
+        try:
+            for result in executor.results(jobs, total, shared, progress):
+                gradebook.merge(gb, result.outcome)
+                _install(result.files, course.autograded(result.outcome.student,
+                                                         result.outcome.assignment))
+                summary.results.append(result)
+        except KeyboardInterrupt:
+            summary.interrupted = True

@@ -1,46 +1,60 @@
-"""One submission, graded by ``nbgrader autograde`` in a scratch course of its own.
+"""One submission graded: bytes in, a ``Result`` out (the job of the grading service).
 
-A job's folder holds a course with nothing but a gradebook (the template: the
-assignments, no other student), a generated ``nbgrader_config.py`` (the course's,
-plus the kernel and output bounds) and the one submission. The kernel runs in an OS
-sandbox (``autograder.pipeline.kernelspec``: bubblewrap, Landlock) with
-``autograder.pipeline.kernel``'s bounds (memory, file size, CPU, output), so a
-submission sees nothing of the course or the machine and can damage nothing but
-its own scratch folders. Afterwards ``run`` reads the scores, notes what went wrong for
-the student (in a markdown cell at the top of the graded notebook, so feedback
-shows it) and leaves ``autograded/<student>/<assignment>/`` for the grader to merge.
+``run(job, material)`` runs on a grading worker (``autograder.pipeline.executor``)
+and needs the installed packages, never the instructor's course folder: the
+``Job`` carries the submission's files and its unit's release notebooks, the
+``Material`` (the same for every job of a run) the gradebook template (the
+assignments, no student), the course's nbgrader configuration and the limits.
+
+In a scratch course of its own (``autograder.pipeline.station``) the job runs
+nbgrader's ``Autograde`` in the worker's process, where nbgrader and its
+libraries are imported already. The kernel runs in an OS sandbox
+(``autograder.pipeline.kernelspec``: bubblewrap, Landlock) with
+``autograder.pipeline.kernel``'s bounds (memory, file size, CPU, output), one kernel
+per submission, so a submission sees nothing of the course, the machine or another
+student. The result holds the scores, notes for the student (also put in a markdown
+cell at the top of the graded notebook, so feedback shows them) and the files for
+``autograded/<student>/<assignment>/``; the instructor's process merges it.
 """
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
+import logging
+import os
 import sys
 import tempfile
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
-import psutil
+from nbgrader.converters import Autograde
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.utils import capture_log
+from sqlalchemy.exc import SAWarning
+from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.pipeline import gradebook, kernelspec, runner, sanitize
-from autograder.remote import hidden
-from autograder.pipeline.course import RECORD, Course, digest, tool_env
-from course.datasets.digits import CACHE_ENV, default_cache_dir
+from autograder.pipeline import fingerprint, gradebook, kernelspec, sanitize
+from autograder.pipeline.course import RECORD
+from autograder.pipeline.station import Station
 
 GiB = 1 << 30
-# Run once per grading run, outside the guard: the caches kernels may read but never write.
-WARM_CACHES = ("import matplotlib.font_manager\n"
-               "from course.datasets import load_digits, load_mnist\n"
-               "load_mnist(); load_digits()")
 # nbclient waits this long after a cell's reply for its last output (default 4 s), and nbgrader
 # raises when the wait ends (raise_on_iopub_timeout), which stops the notebook's grading: on a
 # busy machine, output that lagged could leave a correct submission ungraded.
 IOPUB_SECONDS = 20
 TIMEOUT_ERRORS = ("KeyboardInterrupt", "CellTimeoutError")
 NOTES_TITLE = "#### Notes from the grader"
+# Besides the graded notebooks: our record, and what nbgrader's own later steps read
+# (the export's timestamp; release_feedback's submission_secret.txt, written by collect).
+KEPT = (RECORD, "timestamp.txt", "submission_secret.txt")
+# nbgrader's log of a job, kept out of the worker's own (capture_log reads it)
+LOG = logging.getLogger("autograder.job")
+LOG.propagate = False
+LOG.setLevel(logging.INFO)
 
 
 @dataclass(frozen=True)
@@ -56,53 +70,49 @@ class Limits:
     job_seconds: int = 1200
 
 
+@dataclass(frozen=True)
+class Material:
+    """What every job of a run shares; sent to each worker once."""
+
+    template: bytes                          # gradebook.db: the assignments, no student
+    config: str                              # the course's nbgrader_config.py
+    notebooks: dict[str, tuple[str, ...]]    # assignment: its notebooks' names
+    limits: Limits
+    sandbox: bool = True
+    course: str = ""                         # the instructor's folder: no unsandboxed kernel writes there
+    installed: dict[str, str] = field(default_factory=dict)   # fingerprint.installed() of the instructor
+    keep: bool = False                       # leave the scratch course behind (debugging)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission: its files by relative path, and the release notebooks of its unit."""
+
+    student: str
+    assignment: str
+    files: dict[str, bytes]
+    releases: dict[str, bytes]               # notebook name: the release notebook
+    digest: str                              # course.digest of the submitted folder
+    reference: bool = True                   # its kernel may import the checks and the reference
+
+
 @dataclass
 class Result:
-    """A graded submission: its outcome for the gradebook, notes, and where its files are."""
+    """A graded submission: its outcome for the gradebook, notes, and its graded files."""
 
     outcome: gradebook.Outcome
     notes: list[str] = field(default_factory=list)
     status: str = "graded"          # or "failed": nbgrader produced no graded notebook
     seconds: float = 0.0
-    folder: Path | None = None      # the job's autograded/<student>/<assignment>/
+    files: dict[str, bytes] = field(default_factory=dict)   # for autograded/<student>/<assignment>/
+    worker: str = ""
 
 
-class Workspace:
-    """What every job of a grading run shares: a template gradebook, caches (matplotlib's fonts,
-    the course's digits) that kernels read but may not write, and whether kernels are sandboxed."""
-
-    def __init__(self, course: Course, limits: Limits, keep: bool = False,
-                 sandbox: bool = True) -> None:
-        self.course, self.limits, self.keep, self.sandbox = course, limits, keep, sandbox
-        self.dir = Path(tempfile.mkdtemp(prefix="autograder-run-"))
-        self.template = self.dir / "template.db"
-        self.assignments = gradebook.template(course.gradebook, self.template)
-        self.notebooks = {a: gradebook.notebooks(self.template, a) for a in self.assignments}
-        # Units whose every hidden check runs in the grader: their kernels get no reference.
-        self.remote_only = {a for a in self.assignments if not any(
-            call and call[0] in hidden.IN_KERNEL
-            for call in map(hidden.parse, gradebook.sources(self.template, a)))}
-        self.shared = kernelspec.Shared(self.dir, course.root, self.dir / "matplotlib",
-                                        default_cache_dir(), CACHE_ENV)
-        self._count = 0
-        self._warm_caches()
-
-    def _warm_caches(self) -> None:
-        """Build matplotlib's font cache and the digit caches once (the first grading on a new
-        machine would otherwise have every capstone kernel try, and be refused, to write them)."""
-        subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
-            {"MPLCONFIGDIR": str(self.shared.matplotlib), CACHE_ENV: str(self.shared.datasets)}))
-
-    def next_dir(self) -> Path:
-        self._count += 1
-        return self.dir / "jobs" / f"{self._count:05d}"
-
-    def close(self) -> None:
-        if not self.keep:
-            shutil.rmtree(self.dir, ignore_errors=True)
+class MismatchError(RuntimeError):
+    """This worker's packages differ from the instructor's: it must not grade."""
 
 
-def _config(course: Course, root: Path, limits: Limits) -> str:
+def _config(root: Path, limits: Limits) -> str:
     timeout = "" if limits.cell_timeout is None else f"c.Execute.timeout = {limits.cell_timeout}\n"
     return (
         '"""Written by autograder.pipeline.job: the course\'s configuration, bounded."""\n'
@@ -113,7 +123,7 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
         "from autograder.pipeline.execute import Execute\n"
         "from autograder.pipeline.outputs import LimitOutputSize\n\n"
         "c = get_config()\n"
-        f"runpy.run_path({str(course.config)!r}, init_globals={{'get_config': lambda: c}})\n"
+        f"runpy.run_path({str(root / 'course_config.py')!r}, init_globals={{'get_config': lambda: c}})\n"
         f"c.CourseDirectory.root = {str(root)!r}\n"
         f"{timeout}"
         "c.Execute.kernel_name = 'python3'\n"
@@ -129,44 +139,41 @@ def _config(course: Course, root: Path, limits: Limits) -> str:
     )
 
 
-def _copy_files(source: Path, destination: Path) -> None:
-    """Copy a submission's regular files (symbolic links are left out)."""
-    destination.mkdir(parents=True, exist_ok=True)
-    for path in sorted(source.rglob("*")):
-        if path.is_file() and not path.is_symlink() and not any(p.is_symlink() for p in path.parents):
-            target = destination / path.relative_to(source)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+def _write_files(files: dict[str, bytes], folder: Path) -> None:
+    """Write a submission's files under ``folder`` (paths that would leave it are refused)."""
+    for name, data in files.items():
+        target = (folder / name).resolve()
+        if not target.is_relative_to(folder.resolve()):
+            raise ValueError(f"a submission file outside its folder: {name!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
-def _environment(ws: Workspace, job: Path, graded: Path, assignment: str) -> dict[str, str]:
-    """The nbgrader process's variables: its kernelspec's, and a memory backstop."""
-    reference = assignment not in ws.remote_only
-    return tool_env({**kernelspec.write(job, graded, ws.shared, ws.limits, ws.sandbox, reference),
-                     **kernelspec.THREADS,
-                     "AUTOGRADER_PROCESS_MEMORY": str(ws.limits.memory_bytes + 3 * GiB)})
-
-
-def _autograde(ws: Workspace, root: Path, student: str, assignment: str, env: dict) -> str | None:
-    """Run nbgrader; return why it failed, or None."""
-    args = ["autograde", assignment, "--student", student, "--force", f"--CourseDirectory.root={root}"]
-    code = runner.run(args, root, env, root.parent / "nbgrader.log", timeout=ws.limits.job_seconds)
-    pidfile = root.parent / "kernel.pid"
-    if pidfile.exists():   # a kernel nbgrader could not shut down, or one left by a killed run
-        for pid in pidfile.read_text().split():
-            if psutil.pid_exists(int(pid)) and "autograder.pipeline.kernel" in " ".join(
-                    _cmdline(int(pid))):
-                runner.kill_tree(int(pid))
-    if code is None:
-        return f"grading took longer than {ws.limits.job_seconds} s and was stopped"
-    return None if code == 0 else f"nbgrader autograde exited with code {code}"
-
-
-def _cmdline(pid: int) -> list[str]:
+@contextmanager
+def _process_state(env: dict[str, str]):
+    """The job's variables in ``os.environ`` (its kernelspec's), and the worker's environment and
+    import path as they were afterwards (the course's configuration changes both)."""
+    saved_env, saved_path = dict(os.environ), list(sys.path)
+    os.environ.update(env)
     try:
-        return psutil.Process(pid).cmdline()
-    except psutil.Error:
-        return []
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+
+
+def _autograde(root: Path, student: str, assignment: str) -> tuple[bool, str]:
+    """nbgrader's ``Autograde`` on the scratch course at ``root``: whether it succeeded, its log."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config.CourseDirectory.student_id = student
+    config.CourseDirectory.assignment_id = assignment
+    config.BaseConverter.force = True
+    converter = Autograde(coursedir=CourseDirectory(config=config), config=config, log=LOG)
+    with warnings.catch_warnings():   # nbgrader's add_submission warns under SQLAlchemy 2
+        warnings.simplefilter("ignore", SAWarning)
+        outcome = capture_log(converter)
+    return bool(outcome["success"]), outcome.get("log", "") + outcome.get("error", "")
 
 
 def _timeouts(path: Path) -> list[str]:
@@ -177,7 +184,7 @@ def _timeouts(path: Path) -> list[str]:
             and any(o.get("ename") in TIMEOUT_ERRORS for o in cell["outputs"])]
 
 
-def _annotate(path: Path, notes: list[str]) -> None:
+def annotate(path: Path, notes: list[str]) -> None:
     """Put the notes in a markdown cell at the top of a graded notebook."""
     if not notes:
         return
@@ -188,33 +195,94 @@ def _annotate(path: Path, notes: list[str]) -> None:
     nbformat.write(nb, str(path))
 
 
-def _fallback(submitted: Path, graded: Path) -> None:
+def fallback(submitted: Path, graded: Path) -> None:
     """A graded notebook for a submission nbgrader could not grade: the code, no outputs."""
     graded.parent.mkdir(parents=True, exist_ok=True)
-    nb = nbformat.read(str(submitted), as_version=4)
+    try:
+        nb = nbformat.read(str(submitted), as_version=4)
+    except Exception:  # noqa: BLE001 - not even readable: an empty notebook says so
+        nb = nbformat.v4.new_notebook()
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     nbformat.write(nb, str(graded))
 
 
-def run(ws: Workspace, student: str, assignment: str, job: Path | None = None) -> Result:
-    """Grade ``submitted/<student>/<assignment>`` of ``ws.course`` in a job folder of its own."""
-    started, job = time.monotonic(), job or ws.next_dir()
-    root = job / "course"
-    submitted, graded = root / "submitted" / student / assignment, root / "autograded" / student / assignment
-    original = ws.course.submitted(student, assignment)
-    _copy_files(original, submitted)
-    shutil.copy(ws.template, root / "gradebook.db")
-    (root / "nbgrader_config.py").write_text(_config(ws.course, root, ws.limits))
+def record(job: Job, status: str, notes: list[str], seconds: float, sandbox: bool) -> bytes:
+    """The ``.grading.json`` kept with the graded notebooks (what the next run compares)."""
+    return json.dumps({
+        "digest": job.digest, "status": status, "notes": notes, "sandbox": sandbox,
+        "seconds": round(seconds, 1), "graded_at": datetime.now(timezone.utc).isoformat(),
+    }, indent=1).encode()
+
+
+def _could_not(reason: str) -> str:
+    return (f"The grader could not run this notebook ({reason}); it scores zero until an "
+            "instructor looks at it.")
+
+
+def failed(job: Job, notebooks: tuple[str, ...], reason: str, sandbox: bool) -> Result:
+    """The result of a submission that could not be graded at all: zero, flagged for review,
+    its notebooks without outputs and with the reason on top."""
+    notes = [_could_not(reason)]
+    result = Result(gradebook.Outcome(job.student, job.assignment, review=True), notes, "failed")
+    with tempfile.TemporaryDirectory(prefix="autograder-failed-") as tmp:
+        folder = Path(tmp)
+        _write_files(job.files, folder / "submitted")
+        for name in notebooks:
+            path = folder / "graded" / f"{name}.ipynb"
+            fallback(folder / "submitted" / f"{name}.ipynb", path)
+            annotate(path, notes)
+            result.files[path.name] = path.read_bytes()
+    result.files[RECORD] = record(job, "failed", notes, 0.0, sandbox)
+    return result
+
+
+def run(job: Job, material: Material) -> Result:
+    """Grade one submission on this worker; see the module's docstring."""
+    started, station = time.monotonic(), Station.get()
+    differences = fingerprint.differences(material.installed, fingerprint.installed())
+    if differences:
+        raise MismatchError(f"worker {station.name} has other packages than the instructor: "
+                            + "; ".join(differences))
+    with station.job(material.keep) as folder:
+        result = _grade(job, material, station, folder, started)
+    result.seconds, result.worker = time.monotonic() - started, station.name
+    return result
+
+
+def _grade(job: Job, material: Material, station: Station, folder: Path,
+           started: float) -> Result:
+    root, notebooks = folder / "course", material.notebooks[job.assignment]
+    submitted = root / "submitted" / job.student / job.assignment
+    graded = root / "autograded" / job.student / job.assignment
+    _write_files(job.files, submitted)
+    (root / "gradebook.db").write_bytes(material.template)
+    (root / "course_config.py").write_text(material.config)
+    (root / "nbgrader_config.py").write_text(_config(root, material.limits))
     notes = []
-    for name in ws.notebooks[assignment]:
-        release = ws.course.release(assignment) / f"{name}.ipynb"
+    for name in notebooks:
+        release = folder / "release" / f"{name}.ipynb"
+        release.parent.mkdir(parents=True, exist_ok=True)
+        release.write_bytes(job.releases[name])
         notes += sanitize.prepare(submitted, name, release)
-    failure = _autograde(ws, root, student, assignment,
-                         _environment(ws, job, graded, assignment))
-    result = Result(gradebook.Outcome(student, assignment), notes, folder=graded)
-    for name in ws.notebooks[assignment]:
+    shared = station.shared(Path(material.course))
+    env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox,
+                              job.reference), **kernelspec.THREADS}
+    with _process_state(env), station.deadline(folder, material.limits.job_seconds) as deadline:
+        success, _ = _autograde(root, job.student, job.assignment)
+    failure = (f"grading took longer than {material.limits.job_seconds} s and was stopped"
+               if deadline.passed else None if success else "nbgrader autograde failed")
+    return _collect(job, material, root, failure, notes, started)
+
+
+def _collect(job: Job, material: Material, root: Path, failure: str | None,
+             notes: list[str], started: float) -> Result:
+    """Read what nbgrader left in the scratch course into a ``Result``."""
+    submitted = root / "submitted" / job.student / job.assignment
+    graded = root / "autograded" / job.student / job.assignment
+    result = Result(gradebook.Outcome(job.student, job.assignment), notes)
+    for name in material.notebooks[job.assignment]:
         path = graded / f"{name}.ipynb"
         if failure is None and path.exists():
             stopped = _timeouts(path)
@@ -223,19 +291,18 @@ def run(ws: Workspace, student: str, assignment: str, job: Path | None = None) -
                              "had defined before that was graded.")
         else:
             result.status = "failed"
-            notes.append(f"The grader could not run this notebook ({failure or 'no output'}); "
-                         "it scores zero until an instructor looks at it.")
-            _fallback(submitted / f"{name}.ipynb", path)
+            notes.append(_could_not(failure or "no output"))
+            fallback(submitted / f"{name}.ipynb", path)
     try:
-        result.outcome = gradebook.read(root / "gradebook.db", student, assignment)
+        result.outcome = gradebook.read(root / "gradebook.db", job.student, job.assignment)
     except Exception:  # noqa: BLE001 - no submission recorded: nbgrader failed before grading
         result.status = "failed"
     result.outcome.review = result.status == "failed"
-    for name in ws.notebooks[assignment]:
-        _annotate(graded / f"{name}.ipynb", notes)
-    result.seconds = time.monotonic() - started
-    (graded / RECORD).write_text(json.dumps({
-        "digest": digest(original), "status": result.status, "notes": notes, "sandbox": ws.sandbox,
-        "seconds": round(result.seconds, 1), "graded_at": datetime.now(timezone.utc).isoformat(),
-    }, indent=1))
+    for name in material.notebooks[job.assignment]:
+        annotate(graded / f"{name}.ipynb", notes)
+    for path in graded.iterdir():
+        if path.is_file() and (path.suffix == ".ipynb" or path.name in KEPT):
+            result.files[path.name] = path.read_bytes()
+    result.files[RECORD] = record(job, result.status, notes,
+                                  time.monotonic() - started, material.sandbox)
     return result

@@ -1,0 +1,152 @@
+"""Where grading jobs run: Dask distributed, on this machine or on an existing cluster.
+
+``Executor(scheduler=None, workers=N)`` starts a ``distributed.LocalCluster`` of N
+worker processes with one thread each (one submission at a time per process);
+``Executor(scheduler="tcp://HOST:PORT")`` (or Dask's own ``DASK_SCHEDULER_ADDRESS``)
+connects to a running cluster instead: dask-jobqueue on Slurm or PBS, Dask Gateway or
+dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by hand.
+
+- ``check`` refuses workers whose packages differ from the instructor's
+  (``autograder.pipeline.fingerprint``), before any job runs; a worker that joins
+  later refuses its first job the same way, which stops the run.
+- ``results`` submits the jobs, each with the run's ``Material``, a bounded number
+  at a time (so a class of thousands is never all in memory), and yields each
+  ``Result`` as it arrives, with a progress bar.
+- A worker that dies (a submission that crashes its process, the machine's memory
+  killer, a node lost) takes its job with it: Dask runs the job again elsewhere, and
+  after ``RETRIES`` deaths (the scheduler's ``allowed-failures``) gives up on it,
+  which becomes a result scored zero and flagged for review. The class goes on.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+import dask
+from distributed import Client, KilledWorker, LocalCluster, as_completed
+from tqdm import tqdm
+
+from autograder.pipeline import fingerprint
+from autograder.pipeline.job import Job, Material, MismatchError, Result, failed, run
+
+RETRIES = 2             # a job's worker may die this often before the job is given up
+CONNECT_SECONDS = 5
+IN_FLIGHT_PER_THREAD = 2
+
+
+class ExecutorError(RuntimeError):
+    """The cluster cannot grade: unreachable, or its workers differ from the instructor's."""
+
+
+class Executor:
+    """A Dask client, and the local cluster it started (if it started one)."""
+
+    def __init__(self, scheduler: str | None = None, workers: int = 2) -> None:
+        self.cluster = None
+        address = scheduler or dask.config.get("scheduler-address", None)
+        if address:
+            self.client = _connect(address)
+        else:
+            with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+                self.cluster = LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", silence_logs=logging.ERROR)   # any free port
+            self.client = Client(self.cluster)
+        self.where = address or f"a local cluster of {workers} worker process(es)"
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    @property
+    def dashboard(self) -> str | None:
+        """The Dask dashboard's address, if one is running."""
+        try:
+            return self.client.dashboard_link if self.client.scheduler_info().get(
+                "services", {}).get("dashboard") else None
+        except Exception:  # noqa: BLE001 - no dashboard is not an error
+            return None
+
+    def check(self, installed: dict[str, str]) -> None:
+        """Refuse a cluster without workers, or whose workers' packages differ from ``installed``."""
+        try:
+            self.client.wait_for_workers(1, timeout=60)
+            found = self.client.run(fingerprint.installed)
+        except Exception as error:  # noqa: BLE001 - reported as the cluster's problem
+            raise ExecutorError(f"the workers of {self.where} cannot report their packages "
+                                f"({type(error).__name__}: {error}); install minitorch-course "
+                                "and its dependencies on every worker") from error
+        problems = [f"worker {worker}: " + "; ".join(diff) for worker, theirs in found.items()
+                    if (diff := fingerprint.differences(installed, theirs))]
+        if problems:
+            raise ExecutorError("refusing to grade: workers whose packages differ from this "
+                                "machine's could score differently.\n" + "\n".join(problems))
+
+    def results(self, jobs: Iterable[Job], total: int, material: Material,
+                progress: bool = True) -> Iterator[Result]:
+        """Run every job; yield each result as it arrives. Leaving the loop early (Ctrl-C)
+        cancels the jobs still queued or running."""
+        jobs = iter(jobs)
+        pending = {}
+        queue = as_completed()
+        bar = tqdm(total=total, disable=not progress, unit="submission", desc="autograding",
+                   file=sys.stderr, dynamic_ncols=True)
+        counts = {"graded": 0, "failed": 0}
+        try:
+            self._submit(jobs, material, pending, queue)
+            for future in queue:
+                job = pending.pop(future.key)
+                result = _result(future, job, material)
+                counts["graded" if result.status == "graded" else "failed"] += 1
+                bar.set_postfix(counts, refresh=False)
+                bar.update()
+                yield result
+                self._submit(jobs, material, pending, queue)
+        finally:
+            bar.close()
+            self.client.cancel(list(queue.futures))
+
+    def _submit(self, jobs: Iterator[Job], material: Material, pending: dict, queue) -> None:
+        """Keep about ``IN_FLIGHT_PER_THREAD`` jobs per worker thread submitted, each with the
+        material (not scattered once: scattered data dies with the workers that hold it)."""
+        room = IN_FLIGHT_PER_THREAD * max(1, sum(self.client.nthreads().values())) - len(pending)
+        for job in islice(jobs, max(0, room)):
+            future = self.client.submit(run, job, material, pure=False,
+                                        key=f"grade-{job.student}-{job.assignment}-{id(job):x}")
+            pending[future.key] = job
+            queue.add(future)
+
+
+def _connect(address: str) -> Client:
+    try:
+        return Client(address, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError) as error:
+        raise ExecutorError(f"cannot reach the Dask scheduler at {address} ({error}). Is it "
+                            "running, and is the address right (tcp://HOST:PORT)?") from error
+
+
+def _result(future, job: Job, material: Material) -> Result:
+    """The job's result; a job that could not run at all becomes a failed one."""
+    if future.status == "finished":
+        return future.result()
+    try:
+        error = future.exception()
+    except Exception as cancelled:  # noqa: BLE001 - e.g. cancelled by the cluster
+        error = cancelled
+    if isinstance(error, MismatchError):
+        raise ExecutorError(str(error)) from error
+    if isinstance(error, KilledWorker):
+        reason = (f"its grading worker died {RETRIES + 1} times while running it: it may crash "
+                  "the Python process (os._exit, a segfault) or exhaust the machine's memory")
+    else:
+        reason = f"the grader failed: {type(error).__name__}: {error}"
+    return failed(job, material.notebooks[job.assignment], reason, material.sandbox)

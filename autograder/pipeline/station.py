@@ -1,0 +1,127 @@
+"""A grading worker's place to work: a scratch folder, warm caches, and an end to every job.
+
+One ``Station`` per worker process, made on its first job (``Station.get``): a
+folder of its own under the machine's temporary folder (``autograder-worker-PID-*``;
+those of workers that died are removed when the next one starts), matplotlib's font
+cache and the course's digit caches built once (kernels read them and may not write
+them), and a numbered folder per job. When a job ends, every process it started that
+still runs (a kernel nbgrader could not stop, whatever a submission left behind) is
+killed; a job that outlives its time limit has its kernel killed, which ends
+nbgrader's run of it.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+from autograder.pipeline import kernelspec
+from autograder.pipeline.course import tool_env
+from autograder.pipeline.runner import kill_tree
+from course.datasets.digits import CACHE_ENV, default_cache_dir
+
+PREFIX = "autograder-worker-"
+# Built once per worker, outside any sandbox: the caches kernels may read but never write.
+WARM_CACHES = ("import matplotlib.font_manager\n"
+               "from course.datasets import load_digits, load_mnist\n"
+               "load_mnist(); load_digits()")
+
+
+class Deadline:
+    """Whether a job's time limit passed (its processes were then killed)."""
+
+    passed = False
+
+
+class Station:
+    """This worker process's grading folder and caches."""
+
+    _current: Station | None = None
+
+    def __init__(self) -> None:
+        _remove_stale()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+        atexit.register(shutil.rmtree, self.dir, True)
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.matplotlib, self.datasets = self.dir / "matplotlib", default_cache_dir()
+        self._count = 0
+        subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
+            {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+
+    @classmethod
+    def get(cls) -> Station:
+        if cls._current is None or not cls._current.dir.exists():
+            cls._current = cls()
+        return cls._current
+
+    def shared(self, course: Path) -> kernelspec.Shared:
+        """What the kernels of this station share (``course``: the instructor's folder)."""
+        return kernelspec.Shared(self.dir, course, self.matplotlib, self.datasets, CACHE_ENV)
+
+    @contextmanager
+    def job(self, keep: bool = False):
+        """A fresh folder for one job; its processes are killed, and it is removed, afterwards."""
+        self._count += 1
+        folder = self.dir / "jobs" / f"{self._count:05d}"
+        folder.mkdir(parents=True)
+        try:
+            yield folder
+        finally:
+            reap(folder)
+            if not keep:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    @contextmanager
+    def deadline(self, folder: Path, seconds: float):
+        """Kill the job's processes if it runs longer than ``seconds``."""
+        deadline = Deadline()
+
+        def expire() -> None:
+            deadline.passed = True
+            reap(folder)
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield deadline
+        finally:
+            timer.cancel()
+
+
+def reap(folder: Path) -> None:
+    """SIGKILL every process of this worker started for the job in ``folder``: those whose
+    command line names it (the kernel, its bubblewrap), and the kernels that wrote their
+    process id into it (unsandboxed ones)."""
+    here = f"{folder}{os.sep}"
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if any(here in arg for arg in process.cmdline()):
+                kill_tree(process.pid)
+        except psutil.Error:
+            pass
+    pidfile = folder / "kernel.pid"
+    if pidfile.exists():
+        for pid in pidfile.read_text().split():
+            try:
+                if "autograder.pipeline.kernel" in " ".join(psutil.Process(int(pid)).cmdline()):
+                    kill_tree(int(pid))
+            except (psutil.Error, ValueError):
+                pass
+
+
+def _remove_stale() -> None:
+    """Remove the folders of workers that died without cleaning up (their process is gone)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        pid = folder.name[len(PREFIX):].split("-")[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
