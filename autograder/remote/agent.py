@@ -25,6 +25,8 @@ BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
                   "Philox": np.random.Philox, "SFC64": np.random.SFC64}
 BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
 AGENT_FILE = "<grader-agent>"
+# The grader's requests travel as a Jupyter message type of their own (see ``serve``).
+REQUEST, REPLY = "grader_request", "grader_reply"
 
 
 class CheckTimeLimit(BaseException):
@@ -129,8 +131,8 @@ class Agent:
 
     def handle(self, text: str) -> str:
         """One request (JSON) in, one reply (JSON) out: ``ok`` with the value, or ``error``."""
-        request = json.loads(text)
         try:
+            request = json.loads(text)
             args = decode(request["args"], self._resolve)
             value = self._limited(request.get("cpu", 10.0), getattr(self, "op_" + request["op"]), args)
             reply = {"ok": encode(value, self._ref)}
@@ -192,3 +194,16 @@ class Agent:
     def op_release(self) -> None:
         self.objects.clear()
         self.keys.clear()
+
+
+def serve(kernel, agent: Agent) -> None:
+    """Answer ``REQUEST`` messages on the kernel's shell channel with ``REPLY`` messages: the
+    request's JSON text to ``agent.handle``, its JSON text back. A message handler of its own
+    skips what an execute request costs (IPython's input transformers, cell hooks, the
+    display formatter for the reply): a round trip took about a third of the time."""
+    def handler(stream, ident, parent) -> None:
+        request = parent.get("content", {}).get("request")
+        reply = agent.handle(request if isinstance(request, str) else "")
+        kernel.session.send(stream, REPLY, {"reply": reply}, parent, ident)
+
+    kernel.shell_handlers[REQUEST] = handler

@@ -1,15 +1,15 @@
 """The grader's half of the data-only channel: requests to the agent in a running kernel.
 
 A ``Channel`` has its own ZeroMQ sockets to the kernel's shell and control ports (from the
-kernel's connection info), signs messages with the kernel's key, and sends each request as
-a silent ``execute_request`` whose one line calls the agent; the reply comes back in
-``user_expressions`` as the text of a Python string literal, read with
-``ast.literal_eval`` (literals only) and then ``json``. Every wait has a deadline on the
-clock; past it the kernel is interrupted (a control message) and the request fails.
+kernel's connection info) and signs messages with the kernel's key. It installs the agent
+with one silent ``execute_request``, which also registers the agent's handler for a
+message type of its own (``agent.REQUEST``); each request is then such a message, and its
+reply (``agent.REPLY``) holds the agent's answer as JSON text, read with ``json`` alone.
+Every wait has a deadline on the clock; past it the kernel is interrupted (a control
+message) and the request fails.
 """
 from __future__ import annotations
 
-import ast
 import json
 import time
 from pathlib import Path
@@ -20,7 +20,6 @@ from jupyter_client.session import Session
 from autograder.remote import agent
 
 AGENT_NAME = "_minitorch_grader_agent"
-REPLY_NAME = "_minitorch_grader_reply"
 MAX_REPLY_CHARS = 64 << 20
 GRACE_SECONDS = 5.0          # after an interrupt, for the kernel to answer
 
@@ -59,11 +58,9 @@ class Channel:
     def close(self) -> None:
         self.context.destroy(linger=0)
 
-    def _execute(self, code: str, seconds: float) -> dict:
-        """Run ``code`` silently; return ``user_expressions``' reply text (or raise)."""
-        message = self.session.send(self.shell, "execute_request", {
-            "code": code, "silent": True, "store_history": False, "allow_stdin": False,
-            "stop_on_error": False, "user_expressions": {"r": REPLY_NAME}})
+    def _send(self, msg_type: str, content: dict, seconds: float) -> dict:
+        """Send one shell message; return its reply's content (or raise ``NoAnswer``)."""
+        message = self.session.send(self.shell, msg_type, content)
         reply = self._reply(message["header"]["msg_id"], seconds)
         if reply is None:
             self.session.send(self.control, "interrupt_request", {})
@@ -88,9 +85,11 @@ class Channel:
         """Put the agent in the kernel (its source, compiled under a name of its own)."""
         source = Path(agent.__file__).read_text(encoding="utf-8")
         code = (f"exec(compile({source!r}, {agent.AGENT_FILE!r}, 'exec'), _ns := {{}})\n"
-                f"{AGENT_NAME} = _ns['Agent'](get_ipython().user_ns); del _ns\n"
-                f"{REPLY_NAME} = ''")
-        content = self._execute(code, seconds)
+                f"{AGENT_NAME} = _ns['Agent'](get_ipython().user_ns)\n"
+                f"_ns['serve'](get_ipython().kernel, {AGENT_NAME}); del _ns")
+        content = self._send("execute_request", {
+            "code": code, "silent": True, "store_history": False, "allow_stdin": False,
+            "stop_on_error": False}, seconds)
         if content.get("status") != "ok":
             raise ChannelError(f"the agent could not start: {content.get('ename')}: "
                                f"{content.get('evalue')}")
@@ -100,15 +99,13 @@ class Channel:
         if self.broken:
             raise ChannelError(self.broken)
         text = json.dumps({"op": op, "args": args, "cpu": cpu})
-        content = self._execute(f"{REPLY_NAME} = {AGENT_NAME}.handle({text!r})", seconds)
-        expression = content.get("user_expressions", {}).get("r", {})
-        plain = expression.get("data", {}).get("text/plain", "")
-        if content.get("status") != "ok" or expression.get("status") != "ok" or \
-                len(plain) > MAX_REPLY_CHARS:
+        content = self._send(agent.REQUEST, {"request": text}, seconds)
+        plain = content.get("reply")
+        if not isinstance(plain, str) or len(plain) > MAX_REPLY_CHARS:
             raise ChannelError("the kernel's agent did not answer properly")
         try:
-            reply = json.loads(ast.literal_eval(plain))
-        except (ValueError, SyntaxError) as error:
+            reply = json.loads(plain)
+        except ValueError as error:
             raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
         if not isinstance(reply, dict) or not ("ok" in reply or "error" in reply):
             raise ChannelError("an unreadable reply from the kernel")

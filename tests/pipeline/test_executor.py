@@ -298,3 +298,17 @@ def test_ctrl_c_keeps_what_was_merged_and_a_rerun_grades_the_rest(course):
     assert sorted(r.outcome.student for r in rest.results) == sorted(set(students) - set(kept))
     assert sorted(rest.skipped) == sorted((s, UNIT) for s in kept)
     assert all(total(course, s) == 10 for s in students)
+
+
+def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
+    hand_in(course, "too-slow", "source", "import time\ntime.sleep(120)")
+    hand_in(course, "after-too-slow", "source")
+    started = time.monotonic()
+    summary = grade(course, [UNIT], ["too-slow", "after-too-slow"], workers=1, force=True,
+                    limits=Limits(cell_timeout=100, job_seconds=10), progress=False)
+    results = {r.outcome.student: r for r in summary.results}
+    assert time.monotonic() - started < 90
+    assert results["too-slow"].status == "failed" and total(course, "too-slow") == 0
+    assert any("took longer than 10 s and was stopped" in note for note in results["too-slow"].notes)
+    assert results["after-too-slow"].status == "graded" and total(course, "after-too-slow") == 10
+    assert results["too-slow"].worker == results["after-too-slow"].worker
