@@ -52,7 +52,8 @@ class Executor:
             with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
                 self.cluster = LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=":0", silence_logs=logging.ERROR)   # any free port
+                    dashboard_address=":0",   # any free port
+                    silence_logs=logging.CRITICAL)  # a lost worker is reported per job
             self.client = Client(self.cluster)
         self.where = address or f"a local cluster of {workers} worker process(es)"
 
