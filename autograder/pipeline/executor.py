@@ -33,6 +33,7 @@ from autograder.pipeline.job import Job, Material, MismatchError, Result, failed
 
 RETRIES = 2             # a job's worker may die this often before the job is given up
 CONNECT_SECONDS = 5
+WORKER_WAIT_SECONDS = 60   # for the first worker of an existing cluster to join
 IN_FLIGHT_PER_THREAD = 2
 
 
@@ -45,6 +46,8 @@ class Executor:
 
     def __init__(self, scheduler: str | None = None, workers: int = 2) -> None:
         self.cluster = None
+        if workers < 1:
+            raise ExecutorError(f"--workers must be at least 1, not {workers}")
         address = scheduler or dask.config.get("scheduler-address", None)
         if address:
             self.client = _connect(address)
@@ -80,7 +83,11 @@ class Executor:
     def check(self, installed: dict[str, str]) -> None:
         """Refuse a cluster without workers, or whose workers' packages differ from ``installed``."""
         try:
-            self.client.wait_for_workers(1, timeout=60)
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+        except TimeoutError as error:
+            raise ExecutorError(f"no worker joined {self.where} within {WORKER_WAIT_SECONDS} s; "
+                                "start some (dask worker ADDRESS --nthreads 1)") from error
+        try:
             found = self.client.run(fingerprint.installed)
         except Exception as error:  # noqa: BLE001 - reported as the cluster's problem
             raise ExecutorError(f"the workers of {self.where} cannot report their packages "

@@ -104,7 +104,8 @@ def dask_cluster(tmp_path: Path, workers: int = 1, wrap: tuple[str, ...] = (),
     processes += worker_processes
     try:
         with Client(address, timeout=30) as client:
-            client.wait_for_workers(workers, timeout=60)
+            if workers:
+                client.wait_for_workers(workers, timeout=60)
         yield address, worker_processes
     finally:
         for process in processes:
@@ -312,3 +313,13 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
     assert any("took longer than 10 s and was stopped" in note for note in results["too-slow"].notes)
     assert results["after-too-slow"].status == "graded" and total(course, "after-too-slow") == 10
     assert results["too-slow"].worker == results["after-too-slow"].worker
+
+
+def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, tmp_path, monkeypatch):
+    from autograder.pipeline import executor
+    monkeypatch.setattr(executor, "WORKER_WAIT_SECONDS", 2)
+    with dask_cluster(tmp_path, workers=0) as (address, _):
+        with pytest.raises(GradingError, match="no worker joined"):
+            grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address)
+    with pytest.raises(GradingError, match="--workers must be at least 1, not 0"):
+        grade(course, [UNIT], ["nobody"], workers=0, limits=LIMITS, progress=False)
