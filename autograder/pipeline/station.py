@@ -1,10 +1,10 @@
 """A grading worker's place to work: a scratch folder, warm caches, and an end to every job.
 
 One ``Station`` per worker process, made on its first job (``Station.get``): a
-folder of its own under the machine's temporary folder (``autograder-worker-PID-*``;
-those of workers that died are removed when the next one starts), matplotlib's font
-cache and the course's digit caches built once (kernels read them and may not write
-them), and a numbered folder per job. When a job ends, every process it started that
+folder of its own under the machine's temporary folder (``autograder-worker-PID-*``,
+removed when the worker exits, or with ``--keep`` when the next worker starts after
+it), matplotlib's font cache and the course's digit caches built once (kernels read
+them and may not write them), and a numbered folder per job. When a job ends, every process it started that
 still runs (a kernel nbgrader could not stop, whatever a submission left behind) is
 killed; a job that outlives its time limit has its kernel killed, which ends
 nbgrader's run of it.
@@ -50,12 +50,17 @@ class Station:
     def __init__(self) -> None:
         _remove_stale()
         self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
-        atexit.register(shutil.rmtree, self.dir, True)
+        self.kept = False     # a job folder was kept (--keep): the folder outlives the worker
+        atexit.register(self._remove)
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.matplotlib, self.datasets = self.dir / "matplotlib", default_cache_dir()
         self._count = 0
         subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
             {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+
+    def _remove(self) -> None:
+        if not self.kept:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     @classmethod
     def get(cls) -> Station:
@@ -77,6 +82,7 @@ class Station:
             yield folder
         finally:
             reap(folder)
+            self.kept |= keep
             if not keep:
                 shutil.rmtree(folder, ignore_errors=True)
 

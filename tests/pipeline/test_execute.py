@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from queue import Empty
 from time import monotonic
-from types import SimpleNamespace
 
 import pytest
 
