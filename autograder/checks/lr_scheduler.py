@@ -56,12 +56,13 @@ def _label(name: str, kwargs: dict) -> str:
 def _record(label: str, scheduler, optimizer, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Group rates and get_last_lr() after construction and each step: two (steps+1, groups)."""
     rates, last = [], []
+    step, get_last_lr = scheduler.step, scheduler.get_last_lr   # looked up once: fewer requests
     for t in range(steps + 1):
         if t:
-            call(f"{label}.step() (call {t})", scheduler.step)
+            call(f"{label}.step() (call {t})", step)
         groups = param_groups("the optimizer", optimizer)
         rates.append([float(g["lr"]) for g in groups])
-        value = call(f"{label}.get_last_lr()", scheduler.get_last_lr)
+        value = call(f"{label}.get_last_lr()", get_last_lr)
         if not isinstance(value, (list, tuple)):
             fail(f"{label}.get_last_lr() returned {type(value).__name__}; it returns a list "
                  "with one learning rate per parameter group, as in PyTorch.")

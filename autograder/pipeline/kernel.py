@@ -27,6 +27,10 @@ import shutil
 import sys
 
 LIMITS_VARIABLE = "AUTOGRADER_KERNEL_LIMITS"
+# Figures keep the notebook's own size: no bbox_inches="tight" (the inline backend's default,
+# a second layout pass that was a fifth of a graded course's kernel time); the graded copy
+# shows the same plots, with their margins.
+FIGURES = {"InlineBackend": {"print_figure_kwargs": {"bbox_inches": None}}}
 NOT_SEEDED = ("submission_secret.txt",)   # nbgrader's, for release_feedback: not the student's
 
 
@@ -98,8 +102,9 @@ def main(argv: list[str]) -> None:
     redirect_process_output(limits.get("log"))
     copy_seed(limits.get("seed", []))
     from ipykernel.kernelapp import IPKernelApp
+    from traitlets.config import Config
 
-    app = IPKernelApp.instance()
+    app = IPKernelApp.instance(config=Config(FIGURES))
     app.initialize(argv)
     if limits.get("landlock") is not None:   # after the sockets exist, before any cell runs
         from autograder.pipeline import landlock

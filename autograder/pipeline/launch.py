@@ -1,8 +1,6 @@
 """``python -m autograder.pipeline.launch ARGS``: ``nbgrader ARGS``, started faster and bounded.
 
-- jsonschema imports ``rfc3987_syntax`` when it is installed, which builds a grammar
-  for 1.7 s in every process that imports nbformat; notebooks never use IRI
-  formats, so the import is skipped (jsonschema then leaves that one format out).
+- jsonschema's slow optional import is skipped (``autograder.pipeline``'s docstring says why);
 - importing this module imports nbgrader (``autograder.pipeline.runner``'s fork server
   preloads it);
 - ``AUTOGRADER_PROCESS_MEMORY``: an ``RLIMIT_AS`` for this process and, inherited,
@@ -14,9 +12,7 @@ import os
 import resource
 import sys
 
-
-sys.modules.setdefault("rfc3987_syntax", None)   # `import rfc3987_syntax` -> ImportError
-from nbgrader.apps.nbgraderapp import main as nbgrader_main  # noqa: E402  (after the line above)
+from nbgrader.apps.nbgraderapp import main as nbgrader_main
 
 
 def main() -> None:
