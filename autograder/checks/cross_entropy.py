@@ -10,7 +10,7 @@ from autograder.checks._loss_cases import (
     check_values,
 )
 from autograder.registry import check
-from course.testing.diagnose import close, finite, not_finite, sign_flipped, when
+from course.testing.diagnose import close, finite, not_finite, scaled, sign_flipped, when
 from minitorch_ref import nn as ref
 
 
@@ -137,7 +137,15 @@ def _nll_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, grad: bool)
     rule = ("dL/dpred is -1/N at each sample's target class, 0 elsewhere" if grad else
             "-pred[n, target[n]], not +log p (pred holds log-probabilities, which are <= 0, "
             "so the loss is >= 0)")
-    return (sign_flipped(f"the sign is flipped: NLLLoss is the negative log-likelihood: {rule}."),)
+    signatures = (sign_flipped(f"the sign is flipped: NLLLoss is the negative log-likelihood: "
+                               f"{rule}."),)
+    classes = pred.shape[1]
+    if case.reduction == "mean" and classes > 1:
+        what = "dL/dpred" if grad else "the loss"
+        signatures += (scaled(1 / classes, f"{what} is exactly {classes} (the number of classes) "
+                                           "times too small: it is divided by N x C (pred.size). "
+                                           "NLLLoss averages over the N samples only."),)
+    return signatures
 
 
 def log_probabilities(case: LossCase) -> Inputs:

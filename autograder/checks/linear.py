@@ -19,6 +19,10 @@ OUT = (2, 7, 2, 4)  # output sizes paired with CASES: non-square, and one square
 WEIGHT_SIGNATURES = (
     transposed("dL/dW looks transposed. With Y = X @ W + b, dL/dW = X.T @ grad_output, "
                "of shape (in_features, out_features)."),
+    when("reshaped", lambda g, e: close(g, e.T.reshape(e.shape)) and not close(e, e.T.reshape(e.shape)),
+         "dL/dW has the right shape but its values are in the wrong places: it looks like "
+         "(grad_output.T @ X).reshape(...). A reshape keeps the elements in their order, a "
+         "transpose moves them: dL/dW = X.T @ grad_output."),
 )
 BIAS_SIGNATURES = (
     not_summed("dL/db was not summed over the batch: dL/db = grad_output.sum(axis=0), "
@@ -94,4 +98,14 @@ def linear_init(Linear):
     std = float(weight.std())
     expect(abs(std - bound / np.sqrt(3)) < 0.05 * bound,
            f"Linear.weight has standard deviation {std:.4g}; U(-{bound:.3g}, {bound:.3g}) "
-           f"has {bound / np.sqrt(3):.4g}. Draw from a uniform distribution with that bound.")
+           f"has {bound / np.sqrt(3):.4g}. Draw from a uniform distribution with that bound."
+           + _init_hint(std, in_features))
+
+
+def _init_hint(std: float, in_features: int) -> str:
+    """The likely mistake behind a uniform init of the wrong spread, if it is a known one."""
+    wrong = 1 / in_features       # the bound without its square root
+    if abs(std - wrong / np.sqrt(3)) < 0.05 * wrong:
+        return (f"\n  Likely mistake: the bound is 1/in_features = {wrong:.3g}; it is "
+                f"1/sqrt(in_features), the square root of what you have.")
+    return ""

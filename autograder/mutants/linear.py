@@ -14,6 +14,13 @@ class WeightGradTransposed(nn.Linear):
         return grad_output @ self.weight.data.T
 
 
+class WeightGradReshaped(nn.Linear):
+    def backward(self, grad_output):
+        self.weight.grad += (grad_output.T @ self.input).reshape(self.weight.shape)
+        self.bias.grad += grad_output.sum(axis=0)
+        return grad_output @ self.weight.data.T
+
+
 class GradAveragedAgain(nn.Linear):
     def backward(self, grad_output):
         n = len(grad_output)
@@ -53,9 +60,20 @@ class StandardNormalInit(nn.Linear):
         self.weight.data = np.random.default_rng(0).standard_normal(self.weight.shape)
 
 
+class InitBoundOneOverIn(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, **kwargs):
+        super().__init__(in_features, out_features, bias, **kwargs)
+        bound, rng = 1 / in_features, np.random.default_rng(0)
+        self.weight.data = rng.uniform(-bound, bound, self.weight.shape)
+        if self.bias is not None:
+            self.bias.data = rng.uniform(-bound, bound, self.bias.shape)
+
+
 MUTANTS = [
     Mutant("linear_weight_grad_transposed", "Linear", WeightGradTransposed, "transposed",
            "dL/dW = grad_output.T @ x"),
+    Mutant("linear_weight_grad_reshaped", "Linear", WeightGradReshaped, "reshape",
+           "dL/dW = (grad_output.T @ x).reshape(W.shape)"),
     Mutant("linear_grad_averaged_again", "Linear", GradAveragedAgain, "averaged over the batch",
            "parameter gradients divided by N"),
     Mutant("linear_bias_grad_not_summed", "Linear", BiasGradNotSummed, "not summed",
@@ -68,4 +86,6 @@ MUTANTS = [
            "forward forgets + b"),
     Mutant("linear_standard_normal_init", "Linear", StandardNormalInit, "1/sqrt(in_features)",
            "weights from N(0, 1)"),
+    Mutant("linear_init_bound_one_over_in", "Linear", InitBoundOneOverIn, "1/in_features",
+           "weights and bias from U(-1/in, 1/in)"),
 ]

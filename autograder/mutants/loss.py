@@ -121,6 +121,12 @@ class NLLPlusLogP(nn.NLLLoss):
         return -super().backward()
 
 
+class NLLGradOverAllEntries(nn.NLLLoss):
+    def backward(self):
+        grad = super().backward()
+        return grad / self.pred.shape[1] if self.reduction == "mean" else grad
+
+
 MUTANTS = [
     Mutant("mse_grad_missing_factor_2", "MSELoss", MSEGradMissingTwo, "factor 2",
            "dL/dpred = (pred - target) / M"),
@@ -159,4 +165,6 @@ MUTANTS = [
            LabelSmoothingOverOthers, "eps/(C-1)", "eps/(C-1) on the other classes"),
     Mutant("nll_plus_log_p", "NLLLoss", NLLPlusLogP, "negative log-likelihood",
            "loss = +pred[n, target[n]]"),
+    Mutant("nll_grad_over_all_entries", "NLLLoss", NLLGradOverAllEntries, "N x C",
+           "dL/dpred divided by N x C (pred.size) instead of N"),
 ]
