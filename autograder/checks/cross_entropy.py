@@ -6,7 +6,7 @@ import numpy as np
 from scipy import special
 
 from autograder.checks._loss_cases import (
-    CLASS_CASES, Family, Inputs, LossCase, Signatures, check_grads, check_option, check_stable,
+    CLASS_CASES, Family, Inputs, LossCase, Signatures, check_grads, check_stable,
     check_values,
 )
 from autograder.registry import check
@@ -95,41 +95,6 @@ CE_STABILITY = tuple((where, np.array(pred), np.array(target), CE_VALUE_STABILIT
 def cross_entropy_loss_stability(CrossEntropyLoss):
     """Logits of +-1000: the loss and dL/dz are finite and exact (log-sum-exp trick)."""
     check_stable(CrossEntropyLoss, CROSS_ENTROPY, CE_STABILITY)
-
-
-SMOOTHING_CASES = ((LossCase((4, 3), 0), 0.1), (LossCase((5, 4), 1, "sum"), 0.3),
-                   (LossCase((1, 5), 2), 0.2))
-
-
-def _ce_with(pred: np.ndarray, q: np.ndarray, reduction: str, grad: bool) -> object:
-    """Cross-entropy against the target distribution ``q``: the value or dL/dz."""
-    log_probs = special.log_softmax(pred, axis=1)
-    scale = 1 / len(pred) if reduction == "mean" else 1.0
-    return scale * (np.exp(log_probs) - q) if grad else -scale * float((q * log_probs).sum())
-
-
-def _smoothing_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, eps: float,
-                     grad: bool) -> Signatures:
-    onehot = _onehot(target, pred.shape[1])
-    others = (1 - eps) * onehot + eps / (pred.shape[1] - 1) * (1 - onehot)
-    ignored = _ce_with(pred, onehot, case.reduction, grad)
-    spread = _ce_with(pred, others, case.reduction, grad)
-    rule = "q = (1 - eps) onehot(y) + eps / C, loss -sum(q log_softmax(z)), dL/dz = softmax(z) - q"
-    return (
-        when("smoothing_ignored", lambda got, expected: close(got, ignored),
-             "the result equals the one without smoothing: label_smoothing is ignored. "
-             f"Use {rule}."),
-        when("smoothing_c_minus_1", lambda got, expected: close(got, spread),
-             "label smoothing spreads eps/(C-1) over the other classes; PyTorch spreads eps/C "
-             f"over all C classes, the true one included: {rule}."),
-    )
-
-
-@check
-def cross_entropy_loss_label_smoothing(CrossEntropyLoss):
-    """label_smoothing=eps: target q = (1 - eps) onehot + eps / C (value and dL/dz)."""
-    check_option(CrossEntropyLoss, CROSS_ENTROPY, "label_smoothing", SMOOTHING_CASES,
-                 _smoothing_hints)
 
 
 # ---------------------------------------------------------------------------- NLLLoss

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks._loss_cases import (
-    ELEMENTWISE_CASES, Family, Inputs, LossCase, Signatures, quiet, check_grads, check_option,
+    ELEMENTWISE_CASES, Family, Inputs, LossCase, Signatures, quiet, check_grads,
     check_stable, check_values, expect_value, student_grad,
 )
 from autograder.integrity import check_instance
@@ -148,28 +148,6 @@ def bce_with_logits_loss_forward(BCEWithLogitsLoss):
 def bce_with_logits_loss_backward(BCEWithLogitsLoss):
     """dL/dx = (sigmoid(x) - y) / M (no 1/M for 'sum')."""
     check_grads(BCEWithLogitsLoss, BCE_LOGITS, ELEMENTWISE_CASES)
-
-
-POS_WEIGHT_CASES = ((LossCase((4, 3), 0), 3.0),
-                    (LossCase((5, 3), 1, "sum"), np.array([0.5, 2.0, 4.0])),
-                    (LossCase((1, 3), 2), np.array([4.0, 1.0, 0.25])))
-
-
-def _pos_weight_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, weight: object,
-                      grad: bool) -> Signatures:
-    loss = ref.BCEWithLogitsLoss(reduction=case.reduction)
-    unweighted = loss.forward(pred, target)
-    unweighted = loss.backward() if grad else unweighted
-    return (when("pos_weight_ignored", lambda got, expected: close(got, unweighted),
-                 "the result equals the one without pos_weight: pos_weight is ignored. It "
-                 "multiplies the positive examples' term: l = -[pos_weight y log sigmoid(x) "
-                 "+ (1 - y) log(1 - sigmoid(x))], one weight per column when it is an array."),)
-
-
-@check
-def bce_with_logits_loss_pos_weight(BCEWithLogitsLoss):
-    """pos_weight, a scalar or one weight per column, weighs the positive term (value and dL/dx)."""
-    check_option(BCEWithLogitsLoss, BCE_LOGITS, "pos_weight", POS_WEIGHT_CASES, _pos_weight_hints)
 
 
 STABLE_FORM = ("Use the stable form l = (1 - y) x + log(1 + exp(-|x|)) + max(-x, 0), "

@@ -123,7 +123,3 @@ def log_softmax_backward(LogSoftmax):
     check_backward(LOG_SOFTMAX, LogSoftmax)
 
 
-@check
-def log_softmax_float32(LogSoftmax):
-    """A float32 input gives a float32 output and dL/dx, as in PyTorch."""
-    check_float32(LOG_SOFTMAX, LogSoftmax)

@@ -18,6 +18,11 @@ class ReLUGradOneAtZero(nn.ReLU):
         return (self.input >= 0).astype(self.input.dtype)
 
 
+class ReLUFloat64Derivative(nn.ReLU):
+    def derivative(self):
+        return (self.input > 0).astype(float)
+
+
 class ReLUMaskFromOutput(nn.ReLU):
     def derivative(self):
         return (self.output >= 0).astype(self.input.dtype)
@@ -147,30 +152,11 @@ class LogSoftmaxDiagonalJacobian(nn.LogSoftmax):
         return grad_output - np.exp(self.output) * grad_output
 
 
-class IdentityBackwardNoReturn(nn.Identity):
-    def backward(self, grad_output):
-        self.grad = grad_output
-
-
-class FlattenBackwardNoReshape(nn.Flatten):
-    def backward(self, grad_output):
-        return grad_output
-
-
-class FlattenBatchToo(nn.Flatten):
-    def forward(self, x):
-        return super().forward(x).reshape(-1)
-
-
-class FlattenIgnoresDims(nn.Flatten):
-    def forward(self, x):
-        super().forward(x)
-        return x.reshape(len(x), -1)
-
-
 MUTANTS = [
     Mutant("relu_grad_one_at_zero", "ReLU", ReLUGradOneAtZero, "not `x >= 0`",
            "mask x >= 0: dL/dx = grad_output at exactly x = 0"),
+    Mutant("relu_float64_derivative", "ReLU", ReLUFloat64Derivative, "keep the input's dtype",
+           "mask.astype(float): dL/dx float64 for a float32 input"),
     Mutant("relu_mask_from_output", "ReLU", ReLUMaskFromOutput, "your mask is always 1",
            "mask output >= 0, which is always true"),
     Mutant("relu_forward_in_place", "ReLU", ReLUInPlace, "in place",
@@ -217,12 +203,4 @@ MUTANTS = [
            "exp(output)", "backward uses the log-probabilities as the softmax"),
     Mutant("log_softmax_diagonal_jacobian", "LogSoftmax", LogSoftmaxDiagonalJacobian, "diagonal",
            "dL/dx = g * (1 - softmax), the sum over dim forgotten"),
-    Mutant("identity_backward_no_return", "Identity", IdentityBackwardNoReturn, "forget a `return`",
-           "backward returns None"),
-    Mutant("flatten_backward_no_reshape", "Flatten", FlattenBackwardNoReshape,
-           "back to the input's shape", "backward returns grad_output in the output's shape"),
-    Mutant("flatten_batch_too", "Flatten", FlattenBatchToo, "batch dimension was flattened",
-           "forward x.reshape(-1)"),
-    Mutant("flatten_ignores_dims", "Flatten", FlattenIgnoresDims, "whatever start_dim",
-           "forward always x.reshape(N, -1)"),
 ]

@@ -65,11 +65,6 @@ class LogitsNaiveLogSigmoid(nn.BCEWithLogitsLoss):
         return self._reduce((1 - target) * pred - np.log(1 / (1 + np.exp(-pred))))
 
 
-class LogitsPosWeightIgnored(nn.BCEWithLogitsLoss):
-    def __init__(self, reduction="mean", pos_weight=None):
-        super().__init__(reduction)
-
-
 # ---------------------------------------------------------------------------- CrossEntropyLoss
 class CrossEntropyNaiveSoftmax(nn.CrossEntropyLoss):
     def forward(self, pred, target):
@@ -99,17 +94,6 @@ class CrossEntropyGradMissingMean(nn.CrossEntropyLoss):
 class CrossEntropyGradAveragedTwice(nn.CrossEntropyLoss):
     def backward(self):
         return super().backward() * self._scale(len(self.pred))
-
-
-class LabelSmoothingIgnored(nn.CrossEntropyLoss):
-    def _smoothed_targets(self, target, n_classes, dtype):
-        return np.eye(n_classes, dtype=dtype)[target]
-
-
-class LabelSmoothingOverOthers(nn.CrossEntropyLoss):
-    def _smoothed_targets(self, target, n_classes, dtype):
-        eps, onehot = self.label_smoothing, np.eye(n_classes, dtype=dtype)[target]
-        return (1 - eps) * onehot + eps / (n_classes - 1) * (1 - onehot)
 
 
 # ---------------------------------------------------------------------------- NLLLoss
@@ -146,8 +130,6 @@ MUTANTS = [
            "dL/dp = (p - y) / M"),
     Mutant("bce_logits_naive_log_sigmoid", "BCEWithLogitsLoss", LogitsNaiveLogSigmoid,
            "large negative logits", "-log(sigmoid(x)) + (1 - y) x with a naive sigmoid"),
-    Mutant("bce_logits_pos_weight_ignored", "BCEWithLogitsLoss", LogitsPosWeightIgnored,
-           "pos_weight is ignored", "pos_weight dropped"),
     Mutant("cross_entropy_naive_softmax", "CrossEntropyLoss", CrossEntropyNaiveSoftmax,
            "log-sum-exp trick", "exp(z) without subtracting the max"),
     Mutant("cross_entropy_log_of_clamped_softmax", "CrossEntropyLoss",
@@ -159,10 +141,6 @@ MUTANTS = [
            "1/N is missing", "dL/dz = softmax(z) - onehot, no 1/N"),
     Mutant("cross_entropy_grad_averaged_twice", "CrossEntropyLoss",
            CrossEntropyGradAveragedTwice, "averaged twice", "dL/dz divided by N^2"),
-    Mutant("cross_entropy_label_smoothing_ignored", "CrossEntropyLoss", LabelSmoothingIgnored,
-           "label_smoothing is ignored", "q = onehot(y)"),
-    Mutant("cross_entropy_label_smoothing_over_others", "CrossEntropyLoss",
-           LabelSmoothingOverOthers, "eps/(C-1)", "eps/(C-1) on the other classes"),
     Mutant("nll_plus_log_p", "NLLLoss", NLLPlusLogP, "negative log-likelihood",
            "loss = +pred[n, target[n]]"),
     Mutant("nll_grad_over_all_entries", "NLLLoss", NLLGradOverAllEntries, "N x C",

@@ -264,8 +264,22 @@ def release_problems(unit: Unit) -> list[str]:
     return problems
 
 
+def called_checks(root: Path = ROOT) -> set[str]:
+    """The checks that the hidden test cells of the source notebooks under ``root`` call."""
+    return {call.group("name") for unit in units(root) for cell in read(unit.source).cells
+            for block in regions(cell.source, BEGIN_HIDDEN, END_HIDDEN)[0] for line in block
+            if (call := HIDDEN_CALL.match(line.strip()))}
+
+
+def uncalled_problems(checks: set[str], root: Path = ROOT) -> list[str]:
+    """A registered check that no notebook calls grades nothing a student was taught."""
+    return [f"check.{name} is registered but no notebook calls it: grade what a notebook "
+            "teaches, delete what none does" for name in sorted(checks - called_checks(root))]
+
+
 def lint(root: Path = ROOT) -> list[str]:
-    """Source and release problems of every unit under ``root``."""
+    """Source and release problems of every unit under ``root``, and the checks none calls."""
     from autograder import check
     checks = set(dir(check))
-    return [p for unit in units(root) for p in source_problems(unit, checks) + release_problems(unit)]
+    return [p for unit in units(root) for p in source_problems(unit, checks) + release_problems(unit)
+            ] + uncalled_problems(checks, root)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from autograder.notebooks.lint import release_problems, source_problems
+from autograder.notebooks.lint import release_problems, source_problems, uncalled_problems
 from autograder.notebooks.sync import SyncError, sync
 from autograder.notebooks.units import ROOT, Unit, points, read, write
 
@@ -21,6 +21,11 @@ def test_every_provided_cell_is_in_sync():
 
 def test_source_notebook_follows_the_rules(unit):
     assert source_problems(unit) == []
+
+
+def test_every_registered_check_is_called_by_a_notebook():
+    from autograder import check
+    assert uncalled_problems(set(dir(check))) == []
 
 
 def test_release_notebook_has_no_solution_hidden_test_or_grader_import(unit):
