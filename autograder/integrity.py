@@ -118,6 +118,8 @@ def check_remote(name: str, remote) -> None:
     """A class or function in the student's kernel (``autograder.remote``): fail if it comes
     from, or its methods use, a forbidden package, or if the notebook imported one. The
     agent reports these from the kernel: a tripwire, like the in-process checks above."""
+    if remote in _trusted_classes:   # the mutation audit, graded from outside
+        return
     for module in remote._session.send("modules", remote):
         if module.split(".")[0] in FORBIDDEN:
             fail(f"Your {name} uses {module}; grading needs your own implementation. "

@@ -2,8 +2,11 @@
 becomes a readable failure: ``method``, ``set_mode``, ``student_forward``, ``student_backward``."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
+from autograder.remote.proxy import Remote
 from autograder.sandbox import call
 from course.testing.compare import as_array
 from course.testing.diagnose import close
@@ -22,12 +25,31 @@ def set_mode(what: str, module: object, training: bool) -> None:
     call(f"{what}.{name}()", method(module, name))
 
 
+def placed(x: np.ndarray, beside: object) -> tuple[object, Callable[[], np.ndarray]]:
+    """A copy of ``x`` for the student's code, and a reader of what that copy holds now.
+
+    Graded from outside (``beside``, a student object, is a ``Remote``), the copy is made in
+    the student's kernel and stays there: an array sent as data arrives as a new one at each
+    call, so a function that writes into its input would otherwise go unseen."""
+    if isinstance(beside, Remote):
+        session = beside._session
+        held = session.hold(x)
+        return held, lambda: session.value(held)
+    given = x.copy()
+    return given, lambda: given
+
+
+def expect_unchanged(x: np.ndarray, read: Callable[[], np.ndarray], message: str) -> None:
+    """The copy of ``x`` that ``read`` reads was not written into by the student's code."""
+    expect(close(read(), x, 0, 0), message)
+
+
 def student_forward(what: str, module: object, x: np.ndarray) -> np.ndarray:
     """The student's output as an array of x's shape; fails if forward changed x in place."""
-    given = x.copy()
+    given, read = placed(x, module)
     y = call(f"{what}.forward", method(module, "forward"), given)
-    expect(close(given, x, 0, 0),
-           f"{what}.forward modified its input array in place; compute a new array instead.")
+    expect_unchanged(x, read, f"{what}.forward modified its input array in place; compute a new "
+                     "array instead.")
     return as_array(f"{what}.forward output", y, x.shape)
 
 

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from autograder.checks._calls import expect_unchanged, placed
 from autograder.checks._fd import fd_verdict
 from autograder.integrity import check_instance
 from autograder.sandbox import call, construct
@@ -111,12 +112,12 @@ def _pairs(Student: type, family: Family, cases: tuple[LossCase, ...]
 def student_value(what: str, student, pred: np.ndarray, target: np.ndarray,
                   via_call: bool = False) -> np.ndarray:
     """The student's loss value as a 0-d array (it must be one number)."""
-    given = pred.copy()
+    given, read = placed(pred, student)
     shown = f"{what}(pred, target)" if via_call else f"{what}.forward"
     method = student if via_call else student.forward
     value = as_array(f"{shown} return value", call(shown, method, given, target.copy()))
-    if not close(given, pred, 0, 0):
-        fail(f"{what}.forward modified pred in place; compute new arrays instead.")
+    expect_unchanged(pred, read, f"{what}.forward modified pred in place; compute new arrays "
+                     "instead.")
     if value.shape != ():
         fail(f"{shown} should return one number (a float), got an array of shape "
              f"{value.shape}. Reduce the per-element losses with .mean() (or .sum() for "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.checks._calls import expect_unchanged, placed
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, close, transposed, when
 from course.testing.failure import expect, fail
@@ -91,10 +92,10 @@ def standardize_columns(standardize):
     constant = np.column_stack([rng.standard_normal(5), np.full(5, 3.0)])
     cases = ((rng.normal(3, 4, (6, 3)), 1e-5), (rng.normal(-2, 0.5, (4, 2)), 0.3), (constant, 1e-5))
     for X, eps in cases:
-        given = X.copy()
+        given, read = placed(X, standardize)
         got = call(f"standardize(X of shape {X.shape}, eps={eps:g})", standardize, given, eps=eps)
-        expect(close(given, X, 0, 0), "standardize changed its input X in place; compute a new "
-               "array (X - mean, not X -= mean).")
+        expect_unchanged(X, read, "standardize changed its input X in place; compute a new array "
+                         "(X - mean, not X -= mean).")
         expect_close(f"standardize(X, eps={eps:g})", got, _standardized(X, eps),
                      f"X of shape {X.shape}" + (", a constant column" if X is constant else ""),
                      _standardize_signatures(X, eps))

@@ -113,6 +113,13 @@ def _code_names(code):
             yield from _code_names(const)
 
 
+class Held:
+    """A value the grader keeps a handle to, data or not (``op_hold``)."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+
 class Agent:
     """Handles the grader's requests against the kernel's namespace, keeping handles to objects."""
 
@@ -135,7 +142,7 @@ class Agent:
             request = json.loads(text)
             args = decode(request["args"], self._resolve)
             value = self._limited(request.get("cpu", 10.0), getattr(self, "op_" + request["op"]), args)
-            reply = {"ok": encode(value, self._ref)}
+            reply = {"ok": self._ref(value.value) if isinstance(value, Held) else encode(value, self._ref)}
         except BaseException as error:  # noqa: BLE001 - every student error goes back as data
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "where": student_frame(error)}}
@@ -190,6 +197,15 @@ class Agent:
     def op_history(self) -> list[str]:
         """The sources of the cells the kernel ran (IPython's ``In``)."""
         return [str(source) for source in self.namespace.get("In", [])]
+
+    def op_hold(self, value) -> Held:
+        """``value`` (data the grader sent) kept here: a handle, not a copy, comes back, so that
+        the grader sees what the student's code does to this very object."""
+        return Held(value)
+
+    def op_value(self, obj):
+        """The current value of a held object, as data."""
+        return obj
 
     def op_release(self) -> None:
         self.objects.clear()

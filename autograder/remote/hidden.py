@@ -26,14 +26,15 @@ BEGIN = "BEGIN HIDDEN TESTS"
 # Checks that still need the student's process: they hand the student's code objects of
 # their own (spies, datasets, reference networks, functions), subclass the student's
 # classes, use operators on the student's objects (unit 12's Tensor) or compare array
-# identities (in-place updates; a state dict that must stay the kernel's own object, since a
-# dict of arrays travels as a copy). Their cells run in the kernel as before, and a unit with
-# any of them gets the reference and the checks in its sandbox; the others run here.
+# identities (in-place updates; gradient arrays or a state dict that must stay the kernel's
+# own objects, since arrays travel as copies: tests/autograder/test_remote_audit.py). Their
+# cells run in the kernel as before, and a unit with any of them gets the reference and the
+# checks in its sandbox; the others run here.
 IN_KERNEL = frozenset({
     "numerical_gradient_accuracy", "numerical_gradient_nd", "numerical_gradient_restores_x",
     "xavier_normal_init", "kaiming_normal_init",
     "sequential_forward", "sequential_backward", "sequential_repr", "sequential_state_dict_copies",
-    "sgd_step", "sgd_momentum", "sgd_weight_decay", "optimizer_param_groups",
+    "sgd_step", "sgd_momentum", "sgd_weight_decay", "optimizer_zero_grad", "optimizer_param_groups",
     "optimizer_lr_from_param_groups", "rmsprop_step", "rmsprop_centered_momentum", "adam_step",
     "adam_weight_decay", "adamw_step",
     "dataloader_batches", "dataloader_drop_last", "dataloader_shuffle", "random_split_partition",

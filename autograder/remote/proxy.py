@@ -75,6 +75,14 @@ class Session:
             self.remotes[key] = Remote(self, data)
         return self.remotes[key]
 
+    def hold(self, value) -> "Remote":
+        """A copy of ``value`` (data) made in the kernel and kept there: a handle to it."""
+        return self.send("hold", value)
+
+    def value(self, remote: "Remote"):
+        """What the kernel's object ``remote`` holds now, as data."""
+        return self.send("value", remote)
+
     def lookup(self, name: str) -> "Remote":
         value = self.send("lookup", name)
         if not isinstance(value, Remote):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from autograder.checks._calls import student_forward
 from autograder.remote import agent, hidden
 from autograder.remote.channel import Channel
 from autograder.remote.errors import RemoteError
@@ -45,6 +46,12 @@ class Layer:
     def fill(self, rng):
         self.weight[...] = rng.standard_normal(self.weight.shape)
         return self
+
+
+class Zeroing:
+    def forward(self, x):
+        x[x < 0] = 0
+        return x
 '''
 
 
@@ -144,6 +151,14 @@ def test_computing_and_waiting_are_bounded_and_the_kernel_survives(session, kern
     assert waiting.value.args[0] == signal.SIGALRM
     fresh = Session(kernel, cpu_seconds=2.0, wall_seconds=6.0)
     assert fresh.lookup("Layer")(1).forward(np.ones(1)).tolist() == [0.0]
+
+
+def test_a_forward_that_writes_into_its_input_is_seen(session):
+    """The input is held in the kernel (data sent would arrive as a new array each call)."""
+    x = np.array([[-1.0, 2.0]])
+    with pytest.raises(CheckFailure, match="modified its input array in place"):
+        student_forward("Zeroing", session.lookup("Zeroing")(), x)
+    assert student_forward("Layer", session.lookup("Layer")(2), x).tolist() == [[-0.0, 2.0]]
 
 
 def test_only_data_and_the_students_objects_are_sent(session):

@@ -1,9 +1,9 @@
 """One graded class for the pipeline tests, built once per session.
 
 The session's course (``graded_units`` in tests/conftest.py: every unit, the
-``reference`` and ``release`` students) plus a class of made-up students in units
-02 and 03: every catalogued notebook bug and every bad submission, graded by the
-parallel grader with two workers, with feedback for a few of them. Everything
+``reference`` and ``release`` students) plus a class of made-up students: every
+catalogued notebook bug (units 02, 03, 04, 06) and every bad submission (units 02, 03),
+graded by the parallel grader with two workers, with feedback for a few of them. Everything
 that starts kernels is marked ``pipeline``; the student-bundle test, which builds
 a virtual environment, is also marked ``slow``.
 """

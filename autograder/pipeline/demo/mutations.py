@@ -49,7 +49,7 @@ class Mutation:
         return sorted(audit_mutant(mutant).caught_by)
 
 
-G, L, S = "02_gradients", "03_module_linear", "06_sequential"
+G, L, A, S = "02_gradients", "03_module_linear", "04_activations", "06_sequential"
 MUTATIONS = (
     Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
         ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
@@ -86,6 +86,8 @@ MUTATIONS = (
     Mutation("linear_standard_normal_init", L, "linear", (
         ("weight = rng.uniform(-bound, bound, size=(in_features, out_features))",
          "weight = rng.standard_normal((in_features, out_features))"),)),
+    Mutation("relu_forward_in_place", A, "relu-classes", (
+        ("        return np.maximum(x, 0)\n", "        x[x < 0] = 0\n        return x\n"),)),
     Mutation("sequential_state_dict_references", S, "state", (
         ("param.data.copy()", "param.data"),
         ("np.array(buffer, copy=True)", "buffer"))),
