@@ -106,6 +106,15 @@ def build(Sequential: type, leaves: list, nested: bool = False) -> Built:
     return Built(model, leaves, names, containers)
 
 
+def build_mixed(Sequential: type, leaves: list) -> Built:
+    """``Sequential(Sequential(*first two), *rest)``: a nested Sequential before layers of the
+    model's own, where depth first and breadth first give different orders."""
+    inner = _sequential(Sequential, *leaves[:2])
+    model = _sequential(Sequential, inner, *leaves[2:])
+    names = ["0.0", "0.1"] + [str(i) for i in range(1, len(leaves) - 1)]
+    return Built(model, leaves, names, [("the model", model), ("its child 0 (Sequential)", inner)])
+
+
 def layer(cls: type, *args, rng: np.random.Generator | None = None):
     """A student layer; with ``rng``, its weight and bias get fresh random values."""
     module = construct(cls, *args)

@@ -8,6 +8,7 @@ container (``_sequential_models`` records the calls).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from autograder.checks._calls import method
 from autograder.checks._sequential_models import (
-    Built, NEEDS_LAYERS, Recorder, build, mlp, spied_mlp,
+    Built, NEEDS_LAYERS, Recorder, build, build_mixed, mlp, spied_mlp,
 )
 from autograder.registry import check
 from autograder.sandbox import call
@@ -237,9 +238,10 @@ def sequential_parameters(Sequential, Linear, ReLU):
 @check
 def sequential_named_parameters(Sequential, Linear, ReLU):
     """named_parameters() pairs each Parameter with its dotted name: '0.weight', '0.bias',
-    '2.weight', ... and '1.0.weight' inside a nested Sequential (PyTorch's state_dict keys)."""
-    for nested in (False, True):
-        built = build(Sequential, mlp(Linear, ReLU, 0), nested)
+    '2.weight', ... and '1.0.weight' inside a nested Sequential (PyTorch's state_dict keys),
+    depth first: a nested Sequential's '0.0.weight' comes before the model's own '1.weight'."""
+    for make in (build, functools.partial(build, nested=True), build_mixed):
+        built = make(Sequential, mlp(Linear, ReLU, 0))
         pairs = listed("Sequential.named_parameters()", method(built.model, "named_parameters"))
         expect(all(isinstance_(p, tuple) and len(p) == 2 for p in pairs),
                "Sequential.named_parameters() should give (name, parameter) pairs.")
@@ -247,8 +249,14 @@ def sequential_named_parameters(Sequential, Linear, ReLU):
         labels = [label for label, _, _ in built.params()]
         expect(names == labels,
                f"Sequential.named_parameters() gave the names {names}; expected {labels}: the "
-               "child's index in its Sequential, a dot, then the attribute name.")
+               "child's index in its Sequential, a dot, then the attribute name."
+               + (_ORDER_HINT if sorted(names) == sorted(labels) else ""))
         _expect_same_parameters("Sequential.named_parameters()", [p for _, p in pairs], built)
+
+
+_ORDER_HINT = ("\n  Likely mistake: the names are right, their order is not: named_modules() must "
+               "list the modules depth first, a child and all of its descendants before the next "
+               "child (a nested Sequential's layers come before the layers after it).")
 
 
 def _random_grads(built: Built, seed: int) -> None:

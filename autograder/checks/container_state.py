@@ -155,16 +155,17 @@ def sequential_state_dict_buffers(Sequential, Linear, BatchNorm1d):
 
 
 # ---------------------------------------------------------------------------- print
-def _layout(name: str, children: list[str]) -> str:
-    """PyTorch's print(model) for a container called ``name`` with these children's texts."""
+def _layout(name: str, children: list[str], extra: str = "") -> str:
+    """PyTorch's print(model) for a container called ``name`` with these children's texts and
+    the ``extra`` text of its extra_repr()."""
     lines = [f"  ({i}): " + text.replace("\n", "\n  ") for i, text in enumerate(children)]
-    return "\n".join([f"{name}("] + lines + [")"])
+    return "\n".join([f"{name}("] + ([f"  {extra}"] if extra else []) + lines + [")"])
 
 
 @check
 def sequential_repr(Sequential, Linear, ReLU):
     """print(model) shows 'Sequential(', then '(i): <child>' per child, nested ones indented, and
-    ')', as PyTorch does."""
+    ')', as PyTorch does; a container's extra_repr() text comes first, above its children."""
     built = build(Sequential, mlp(Linear, ReLU, 0), nested=True)
     texts = [call(f"repr({built.label(k)})", repr, leaf) for k, leaf in enumerate(built.leaves)]
     name = type(built.model).__name__
@@ -173,9 +174,24 @@ def sequential_repr(Sequential, Linear, ReLU):
     expect(isinstance_(got, str), f"repr(model) returned {type(got).__name__}, not a string.")
     lines = [line.rstrip() for line in got.strip("\n").splitlines()]
     if lines == expected.splitlines():
+        _expect_extra_repr_with_children(Sequential, built.leaves[:2], texts[:2])
         return
     message = f"print(model) shows\n{got}\n\nexpected (as PyTorch prints it)\n{expected}"
     if [line.strip() for line in lines] == [line.strip() for line in expected.splitlines()]:
         message += ("\n  Likely mistake: the nesting is not indented: every line of a child's "
                     "text gets two more spaces, repr(child).replace('\\n', '\\n  ').")
     fail(message)
+
+
+def _expect_extra_repr_with_children(Sequential, leaves: list, texts: list[str]) -> None:
+    """A container whose extra_repr() says something prints it first, above its children."""
+    tagged = type("Tagged", (Sequential,), {"extra_repr": lambda self: "tag=1"})
+    model = call("Tagged(Linear(...), ReLU(...)), a subclass of your Sequential", tagged, *leaves)
+    got = call("repr(Tagged(...))", repr, model)
+    expected = _layout("Tagged", texts, extra="tag=1")
+    expect(isinstance_(got, str) and [line.rstrip() for line in got.strip("\n").splitlines()]
+           == expected.splitlines(),
+           f"A module with children whose extra_repr() returns 'tag=1' prints\n{got}\n\nexpected "
+           f"(as PyTorch prints it)\n{expected}\n  Likely mistake: extra_repr() is left out when "
+           "a module has children: its text is the first line inside the parentheses, above "
+           "the children.")

@@ -90,7 +90,8 @@ def run_case(numerical_gradient: Callable, case: Case) -> Outcome:
 
 
 def _restored(x: np.ndarray, original: np.ndarray) -> bool:
-    return close(x, original, rtol=1e-12, atol=1e-15)
+    """Exactly, bit for bit: x + h - h is not always x in floating point."""
+    return close(x, original, 0, 0)
 
 
 def _one_sided(case: Case, sign: float) -> np.ndarray:
@@ -142,12 +143,17 @@ def numerical_gradient_restores_x(numerical_gradient):
             continue
         moved = (x - case.x).__abs__()
         by_h = moved[moved > 0]
+        rounding = close(x, case.x, rtol=1e-12, atol=1e-15)
         hint = ("entries are left at x + h or x - h: after the two f() calls put x[i] back to "
                 "its saved value." if close(by_h, np.full_like(by_h, H), rtol=1e-3) else
+                "x[i] was put back by arithmetic (adding h back), which is off by rounding: "
+                "keep the original value in a variable and assign it back, as the text says."
+                if rounding else
                 "keep the original value of x[i] in a variable and put it back afterwards.")
-        fail(f"{case.label} changed x: it must be left as it was.\n"
-             f"  x before [{', '.join(f'{v:.6g}' for v in case.x.ravel()[:3])}, ...]\n"
-             f"  x after  [{', '.join(f'{v:.6g}' for v in x.ravel()[:3])}, ...]\n"
+        digits = ".17g" if rounding else ".6g"
+        fail(f"{case.label} changed x: it must be left exactly as it was.\n"
+             f"  x before [{', '.join(f'{v:{digits}}' for v in case.x.ravel()[:3])}, ...]\n"
+             f"  x after  [{', '.join(f'{v:{digits}}' for v in x.ravel()[:3])}, ...]\n"
              f"  Likely mistake: x was not restored: {hint}")
 
 

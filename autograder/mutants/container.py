@@ -50,6 +50,16 @@ class NamesWithoutIndex(nn.Sequential):
         return [(name.split(".")[-1], param) for name, param in super().named_parameters()]
 
 
+class NamedModulesBreadthFirst(nn.Sequential):
+    def named_modules(self, prefix=""):
+        queue = [(prefix, self)]
+        while queue:
+            name, module = queue.pop(0)
+            yield name, module
+            queue += [(f"{name}.{child}" if name else child, module._modules[child])
+                      for child in module._modules]
+
+
 class ZeroGradOwnOnly(nn.Sequential):
     def zero_grad(self):
         for param in self._parameters.values():
@@ -93,6 +103,15 @@ class ReprWithoutChildren(nn.Sequential):
         return "Sequential()"
 
 
+class ReprExtraLeftOutWithChildren(nn.Sequential):
+    def __repr__(self):
+        lines = [f"({name}): " + repr(child).replace("\n", "\n  ")
+                 for name, child in self._modules.items()]
+        if not lines:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
 class ReprNotIndented(nn.Sequential):
     def __repr__(self):
         lines = [f"  ({name}): {child!r}" for name, child in self._modules.items()]
@@ -114,6 +133,8 @@ MUTANTS = [
            "same order as parameters()", "grads() in reverse order"),
     Mutant("sequential_names_without_index", "Sequential", NamesWithoutIndex, "the child's index",
            "named_parameters() without the child's index"),
+    Mutant("sequential_named_modules_breadth_first", "Sequential", NamedModulesBreadthFirst,
+           "depth first", "named_modules() lists every child before any grandchild"),
     Mutant("sequential_zero_grad_own_only", "Sequential", ZeroGradOwnOnly,
            "zero_grad must reset", "zero_grad() leaves the children's gradients"),
     Mutant("sequential_mode_not_propagated", "Sequential", ModeNotPropagated,
@@ -126,6 +147,8 @@ MUTANTS = [
            "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
     Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
            "print(model) does not show the layers"),
+    Mutant("sequential_repr_extra_left_out", "Sequential", ReprExtraLeftOutWithChildren,
+           "extra_repr() is left out", "a module with children prints no extra_repr()"),
     Mutant("sequential_repr_not_indented", "Sequential", ReprNotIndented, "not indented",
            "a nested Sequential's lines are not indented"),
 ]

@@ -26,6 +26,17 @@ def not_restoring_x(f, x, h=1e-5):
     return grad
 
 
+def restores_by_arithmetic(f, x, h=1e-5):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += h
+        f_plus = f()
+        x[i] -= 2 * h
+        grad[i] = (f_plus - f()) / (2 * h)
+        x[i] += h                           # back by arithmetic: off by rounding
+    return grad
+
+
 def divides_by_h(f, x, h=1e-5):
     grad = np.zeros_like(x)
     for i in np.ndindex(x.shape):
@@ -66,6 +77,8 @@ MUTANTS = [
            "one-sided difference", "(f(x + h) - f(x)) / h"),
     Mutant("numerical_gradient_not_restoring_x", "numerical_gradient", not_restoring_x,
            "not restored", "x[i] left at x - h"),
+    Mutant("numerical_gradient_restores_by_arithmetic", "numerical_gradient",
+           restores_by_arithmetic, "by arithmetic", "x[i] += h, -= 2h, += h: off by rounding"),
     Mutant("numerical_gradient_divides_by_h", "numerical_gradient", divides_by_h, "divide by 2h",
            "(f(x + h) - f(x - h)) / h"),
     Mutant("numerical_gradient_first_axis_only", "numerical_gradient", loops_first_axis,

@@ -245,8 +245,9 @@ class Module:
         children = self.named_children()
         if not children:
             return f"{type(self).__name__}({self.extra_repr()})"
+        extra = [f"  {self.extra_repr()}"] if self.extra_repr() else []
         lines = [f"  ({name}): " + repr(c).replace("\\n", "\\n  ") for name, c in children]
-        return type(self).__name__ + "(\\n" + "\\n".join(lines) + "\\n)"
+        return type(self).__name__ + "(\\n" + "\\n".join(extra + lines) + "\\n)"
 
 
 class Dropout(Module):
