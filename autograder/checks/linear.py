@@ -9,8 +9,9 @@ from autograder.checks._modules import (
 )
 from course.testing.compare import as_array
 from course.testing.diagnose import close, not_summed, transposed, when
-from course.testing.failure import expect
+from course.testing.failure import expect, fail
 from autograder.registry import check
+from autograder.sandbox import call
 from minitorch_ref import nn as ref
 
 PARAMS = ("weight", "bias")
@@ -85,7 +86,14 @@ def linear_grad_accumulates(Linear):
 
 @check
 def linear_init(Linear):
-    """Weights and bias drawn from U(-1/sqrt(in_features), 1/sqrt(in_features)), shape (in, out)."""
+    """Weights and bias drawn from U(-1/sqrt(in_features), 1/sqrt(in_features)), shape (in, out),
+    with the rng given (the weight first, then the bias), cast to the dtype given."""
+    _expect_statistics(Linear)
+    _expect_rng_order(Linear)
+    _expect_dtype(Linear)
+
+
+def _expect_statistics(Linear) -> None:
     in_features, out_features = 400, 300
     layer = Linear(in_features, out_features)
     weight = as_array("Linear.weight.data", layer.weight.data, (in_features, out_features))
@@ -100,6 +108,40 @@ def linear_init(Linear):
            f"Linear.weight has standard deviation {std:.4g}; U(-{bound:.3g}, {bound:.3g}) "
            f"has {bound / np.sqrt(3):.4g}. Draw from a uniform distribution with that bound."
            + _init_hint(std, in_features))
+
+
+def _draws(seed: int, shapes: tuple[tuple[int, ...], ...], bound: float) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-bound, bound, size=shape) for shape in shapes]
+
+
+def _expect_rng_order(Linear) -> None:
+    """Linear(5, 3, rng=default_rng(7)): the generator's next draws, the weight's first."""
+    seed, bound = 7, 1 / np.sqrt(5)
+    layer = call(f"Linear(5, 3, rng=np.random.default_rng({seed}))", Linear, 5, 3,
+                 rng=np.random.default_rng(seed))
+    weight = as_array("Linear.weight.data", layer.weight.data, (5, 3))
+    bias = as_array("Linear.bias.data", layer.bias.data, (3,))
+    expected = _draws(seed, ((5, 3), (3,)), bound)
+    if close(weight, expected[0]) and close(bias, expected[1]):
+        return
+    swapped = _draws(seed, ((3,), (5, 3)), bound)
+    hint = ("the bias is drawn before the weight: draw the weight first, then the bias, from "
+            "the same rng" if close(weight, swapped[1]) and close(bias, swapped[0]) else
+            "draw both from the rng you are given, rng.uniform(-bound, bound, size=shape), "
+            "the weight first, then the bias")
+    fail(f"Linear(5, 3, rng=np.random.default_rng({seed})) should hold that generator's first "
+         f"draws: weight = rng.uniform(-b, b, size=(5, 3)), then bias = rng.uniform(-b, b, "
+         f"size=3), b = 1/sqrt(5).\n  expected weight[0] {expected[0][0]}\n  got      "
+         f"weight[0] {weight[0]}\n  Likely mistake: {hint}.")
+
+
+def _expect_dtype(Linear) -> None:
+    layer = call("Linear(4, 2, dtype=np.float32)", Linear, 4, 2, dtype=np.float32)
+    for name in ("weight", "bias"):
+        dtype = np.asarray(getattr(layer, name).data).dtype
+        expect(dtype == np.float32, f"Linear(4, 2, dtype=np.float32).{name}.data has dtype "
+               f"{dtype}: cast each drawn array with .astype(dtype).")
 
 
 def _init_hint(std: float, in_features: int) -> str:

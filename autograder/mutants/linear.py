@@ -60,6 +60,20 @@ class StandardNormalInit(nn.Linear):
         self.weight.data = np.random.default_rng(0).standard_normal(self.weight.shape)
 
 
+class BiasDrawnFirst(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
+        super().__init__(in_features, out_features, bias, rng=np.random.default_rng(), dtype=dtype)
+        rng, bound = np.random.default_rng() if rng is None else rng, 1 / np.sqrt(in_features)
+        if self.bias is not None:
+            self.bias.data = rng.uniform(-bound, bound, out_features).astype(dtype)
+        self.weight.data = rng.uniform(-bound, bound, (in_features, out_features)).astype(dtype)
+
+
+class IgnoresDtype(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
+        super().__init__(in_features, out_features, bias, rng=rng)
+
+
 class InitBoundOneOverIn(nn.Linear):
     def __init__(self, in_features, out_features, bias=True, **kwargs):
         super().__init__(in_features, out_features, bias, **kwargs)
@@ -86,6 +100,10 @@ MUTANTS = [
            "forward forgets + b"),
     Mutant("linear_standard_normal_init", "Linear", StandardNormalInit, "1/sqrt(in_features)",
            "weights from N(0, 1)"),
+    Mutant("linear_bias_drawn_first", "Linear", BiasDrawnFirst, "drawn before the weight",
+           "the bias drawn from rng before the weight"),
+    Mutant("linear_ignores_dtype", "Linear", IgnoresDtype, "dtype=np.float32",
+           "parameters float64 whatever dtype says"),
     Mutant("linear_init_bound_one_over_in", "Linear", InitBoundOneOverIn, "1/in_features",
            "weights and bias from U(-1/in, 1/in)"),
 ]

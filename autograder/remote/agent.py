@@ -51,6 +51,10 @@ def encode(value, other):
         return {"t": "dict", "v": [[encode(k, other), encode(v, other)] for k, v in value.items()]}
     if type(value) is complex:
         return {"t": "complex", "v": [value.real, value.imag]}
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        dtype = np.dtype(value)                  # np.float32 arrives as np.dtype('float32')
+        if dtype.kind in NUMERIC_KINDS:
+            return {"t": "dtype", "v": dtype.str}
     if isinstance(value, np.random.Generator):   # travels as its state: a copy, same draws
         return {"t": "generator", "v": encode(value.bit_generator.state, other)}
     if type(value) is slice:
@@ -83,6 +87,11 @@ def decode(data, resolve):
         return {decode(k, resolve): decode(v, resolve) for k, v in data["v"]}
     if kind == "complex":
         return complex(*data["v"])
+    if kind == "dtype":
+        dtype = np.dtype(data["v"])
+        if dtype.kind not in NUMERIC_KINDS:
+            raise ValueError(f"the dtype {dtype} cannot travel")
+        return dtype
     if kind == "slice":
         return slice(*(decode(p, resolve) for p in data["v"]))
     if kind == "generator":

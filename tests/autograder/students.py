@@ -147,19 +147,21 @@ import numpy as np
 
 class Parameter:
     def __init__(self, data):
-        self.data = np.asarray(data, dtype=float)
+        data = np.asarray(data)
+        self.data = data if data.dtype.kind == "f" else data.astype(float)
         self.grad = np.zeros_like(self.data)
 '''
 
 LINEAR_CLASS = '''
 
 class Linear:
-    def __init__(self, in_features, out_features, bias=True):
+    def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
+        rng = np.random.default_rng() if rng is None else rng
         bound = 1 / np.sqrt(in_features)
-        self.weight = Parameter(np.random.uniform(-bound, bound, (in_features, out_features)))
-        self.bias = Parameter(np.random.uniform(-bound, bound, out_features)) if bias else None
+        self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)).astype(dtype))
+        self.bias = Parameter(rng.uniform(-bound, bound, out_features).astype(dtype)) if bias else None
 
     def forward(self, x):
         self.x = x

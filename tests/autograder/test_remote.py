@@ -62,13 +62,17 @@ def _roundtrip(value):
 @pytest.mark.parametrize("value", [
     np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((0, 4)), np.array(3.5), np.array([True]),
     np.array([1 + 2j]), np.int64(7), np.float32(0.25), [1, (2.0, "x")], {"a": [None, True]},
-    1 << 70, float("inf"), slice(1, None, 2), 3 + 4j])
+    1 << 70, float("inf"), slice(1, None, 2), 3 + 4j, np.dtype("float32"), np.dtype(">i2")])
 def test_data_travels_unchanged_with_its_dtype(value):
     back = _roundtrip(value)
     if isinstance(value, (np.ndarray, np.generic)):
         assert back.dtype == value.dtype and np.array_equal(back, value)
     else:
         assert back == value and type(back) is type(value)
+
+
+def test_a_numpy_scalar_type_travels_as_its_dtype():
+    assert _roundtrip(np.float32) == np.dtype("float32")
 
 
 def test_a_generator_travels_as_its_state():
