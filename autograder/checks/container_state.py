@@ -29,11 +29,11 @@ def _mode_hint(after: str, training: bool) -> str:
 
 
 @check
-def sequential_modes(Sequential, Linear, Dropout):
+def sequential_modes(Sequential, Linear, GaussianNoise):
     """eval() and train() set .training on the model and on every child, recursively; a new
     model is in training mode."""
-    leaves = [layer(Linear, 3, 4), layer(Dropout, 0.5), layer(Linear, 4, 4), layer(Dropout, 0.3),
-              layer(Linear, 4, 2)]
+    leaves = [layer(Linear, 3, 4), layer(GaussianNoise, 0.5), layer(Linear, 4, 4),
+              layer(GaussianNoise, 0.3), layer(Linear, 4, 2)]
     built = build(Sequential, leaves, nested=True)
     modules = built.containers + [(built.label(k), leaf) for k, leaf in enumerate(leaves)]
     for training, after in ((True, "construction"), (False, "model.eval()"),
@@ -124,15 +124,15 @@ def _expect_unchanged(state, saved: dict, message: str) -> None:
 
 
 @check
-def sequential_state_dict_buffers(Sequential, Linear, BatchNorm1d):
-    """state_dict() also holds the buffers of a layer that has some (BatchNorm1d's, or the
-    notebook's Standardize's running_mean and running_var: '1.running_mean'), and
-    load_state_dict restores them."""
-    kind = getattr(BatchNorm1d, "__name__", "BatchNorm1d")
+def sequential_state_dict_buffers(Sequential, Linear, Standardize):
+    """state_dict() also holds the buffers of a layer that has some (the notebook's
+    Standardize: running_mean and running_var, '1.running_mean'), and load_state_dict
+    restores them."""
+    kind = getattr(Standardize, "__name__", "Standardize")
 
     def model(seed):
         rng = np.random.default_rng(seed)
-        built = build(Sequential, [layer(Linear, 3, 4, rng=rng), layer(BatchNorm1d, 4, rng=rng),
+        built = build(Sequential, [layer(Linear, 3, 4, rng=rng), layer(Standardize, 4, rng=rng),
                                    layer(Linear, 4, 2, rng=rng)])
         for name in RUNNING:
             values = rng.uniform(0.5, 2.0, 4)

@@ -4,7 +4,9 @@ Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix`` an
 12's ``cross_entropy`` and ``TensorMLP`` have no twin in ``minitorch_ref``: the audit
 grades the source notebook's own solution (every solution cell that defines one of them,
 run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
-proved on the code students are compared with, never a copy.
+proved on the code students are compared with, never a copy. Unit 6's read-only
+``GaussianNoise`` and ``Standardize``, which its checks take, come from their provided
+cells, on the reference's ``Module``.
 """
 from __future__ import annotations
 
@@ -13,28 +15,36 @@ import re
 
 import numpy as np
 
+from minitorch_ref import nn
 from minitorch_ref.autograd import Tensor
 from autograder.notebooks.sync import reference_code
 from autograder.notebooks.units import Unit, is_solution, read
 
 FUNCTIONS = {
     "01_setup": ("affine", "standardize", "pairwise_sq_distances"),
+    "06_sequential": ("GaussianNoise", "Standardize"),
     "09_training": ("train_epoch", "evaluate", "fit"),
     "11_capstone": ("confusion_matrix",),
     "12_autograd": ("cross_entropy", "TensorMLP"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
-GLOBALS = {"12_autograd": {"Tensor": Tensor}}
+GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
+                             "default_rng": np.random.default_rng},
+           "12_autograd": {"Tensor": Tensor}}
+# Units whose classes above are given, read-only, rather than written by the student.
+PROVIDED = ("06_sequential",)
 
 
 @functools.cache
 def _namespace(unit: str) -> dict[str, object]:
-    """The unit's solution cells that define its graded functions, run in one namespace."""
+    """The unit's solution (or, in ``PROVIDED`` units, read-only) cells that define its graded
+    functions, run in one namespace."""
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
                                     **GLOBALS.get(unit, {})}
     for cell in read(Unit(unit).source).cells:
-        if cell.cell_type == "code" and is_solution(cell) and defines.search(cell.source):
+        if cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED) \
+                and defines.search(cell.source):
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
     return namespace
 

@@ -47,6 +47,11 @@ class Sequential(Module):
         for layer in reversed(self.layers):
             grad_output = layer.backward(grad_output)
         return grad_output
+
+
+# The unit's read-only layers the mode and buffer checks take: one with a training mode, one
+# with buffers, as this student's Dropout and BatchNorm1d are.
+GaussianNoise, Standardize = Dropout, BatchNorm1d
 '''
 
 
