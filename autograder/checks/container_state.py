@@ -100,7 +100,8 @@ def _shift_in_place(built: Built) -> None:
 @check
 def sequential_state_dict_copies(Sequential, Linear, ReLU):
     """A saved state_dict() does not change when training goes on (it holds copies), and a model
-    loaded from it does not share arrays with it."""
+    loaded from it does not share arrays with it: load_state_dict copies into the model's own
+    arrays, in place."""
     a = build(Sequential, mlp(Linear, ReLU, 1))
     state = state_of(a)
     saved = {key: as_array(f"state_dict()['{key}']", state[key]).copy() for key in state.keys()}
@@ -110,7 +111,14 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
                       "own arrays, no copies. Return copies (param.data.copy()), so that a saved best "
                       "model stays as it was.")
     b = build(Sequential, mlp(Linear, ReLU, 2))
+    arrays = [getattr(leaf, name).data for _, leaf, name in b.params()]
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
+    for (label, leaf, name), array in zip(b.params(), arrays):
+        expect(getattr(leaf, name).data is array,
+               f"After load_state_dict(state), {label} holds a new array: load_state_dict must "
+               "copy the values into the arrays the model has, in place (param.data[...] = "
+               "value), as the text says, so that anything holding them (an optimizer's state, a "
+               "view) sees the loaded values.")
     _shift_in_place(b)
     _expect_unchanged(state, saved, "After load_state_dict(state), training the loaded model "
                       "changed state['{key}']: the model shares its arrays with the state dict. Copy "

@@ -87,6 +87,13 @@ class StateDictWithoutBuffers(nn.Sequential):
         super().load_state_dict(state_dict, strict=False)
 
 
+class LoadReplacesArrays(nn.Sequential):
+    def load_state_dict(self, state_dict, strict=True):
+        super().load_state_dict(state_dict, strict)
+        for _, param in self.named_parameters():     # the right values, in new arrays
+            param.data = param.data.copy()
+
+
 class LoadReplacesParameters(nn.Sequential):
     def load_state_dict(self, state_dict, strict=True):
         for prefix, module in self.named_modules():
@@ -143,6 +150,8 @@ MUTANTS = [
            "state_dict() returns the parameters' own arrays"),
     Mutant("sequential_state_dict_without_buffers", "Sequential", StateDictWithoutBuffers,
            "are buffers", "state_dict() forgets BatchNorm's running statistics"),
+    Mutant("sequential_load_replaces_arrays", "Sequential", LoadReplacesArrays,
+           "copy the values into the arrays the model has", "load_state_dict: param.data = value.copy()"),
     Mutant("sequential_load_replaces_parameters", "Sequential", LoadReplacesParameters,
            "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
     Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
