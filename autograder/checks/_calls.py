@@ -39,6 +39,9 @@ def placed(x: np.ndarray, beside: object) -> tuple[object, Callable[[], np.ndarr
     return given, lambda: given
 
 
+INPUT_CHANGED = "{}.forward modified its input array in place; compute a new array instead."
+
+
 def expect_unchanged(x: np.ndarray, read: Callable[[], np.ndarray], message: str) -> None:
     """The copy of ``x`` that ``read`` reads was not written into by the student's code."""
     expect(close(read(), x, 0, 0), message)
@@ -48,8 +51,7 @@ def student_forward(what: str, module: object, x: np.ndarray) -> np.ndarray:
     """The student's output as an array of x's shape; fails if forward changed x in place."""
     given, read = placed(x, module)
     y = call(f"{what}.forward", method(module, "forward"), given)
-    expect_unchanged(x, read, f"{what}.forward modified its input array in place; compute a new "
-                     "array instead.")
+    expect_unchanged(x, read, INPUT_CHANGED.format(what))
     return as_array(f"{what}.forward output", y, x.shape)
 
 

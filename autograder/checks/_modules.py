@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import minitorch_ref
-from autograder.checks._calls import expect_unchanged, placed
+from autograder.checks._calls import INPUT_CHANGED, expect_unchanged, placed
 from autograder.checks._fd import fd_verdict
 from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close, mismatch
@@ -100,8 +100,7 @@ def forward_pair(what: str, student, ref, x: np.ndarray) -> tuple[np.ndarray, np
     """Both outputs; also fails if the student's forward changed its input in place."""
     given, read = placed(x, student)
     got = call(f"{what}.forward", student.forward, given)
-    expect_unchanged(x, read, f"{what}.forward modified its input array in place; compute a new "
-                     "array instead.")
+    expect_unchanged(x, read, INPUT_CHANGED.format(what))
     return as_array(f"{what}.forward output", got), ref.forward(x.copy())
 
 

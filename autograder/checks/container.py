@@ -235,6 +235,11 @@ def sequential_parameters(Sequential, Linear, ReLU):
         _expect_same_parameters("Sequential.parameters()", got, built)
 
 
+_ORDER_HINT = ("\n  Likely mistake: the names are right, their order is not: named_modules() must "
+               "list the modules depth first, a child and all of its descendants before the next "
+               "child (a nested Sequential's layers come before the layers after it).")
+
+
 @check
 def sequential_named_parameters(Sequential, Linear, ReLU):
     """named_parameters() pairs each Parameter with its dotted name: '0.weight', '0.bias',
@@ -252,11 +257,6 @@ def sequential_named_parameters(Sequential, Linear, ReLU):
                "child's index in its Sequential, a dot, then the attribute name."
                + (_ORDER_HINT if sorted(names) == sorted(labels) else ""))
         _expect_same_parameters("Sequential.named_parameters()", [p for _, p in pairs], built)
-
-
-_ORDER_HINT = ("\n  Likely mistake: the names are right, their order is not: named_modules() must "
-               "list the modules depth first, a child and all of its descendants before the next "
-               "child (a nested Sequential's layers come before the layers after it).")
 
 
 def _random_grads(built: Built, seed: int) -> None:

@@ -17,10 +17,15 @@ from minitorch_ref import nn as ref
 PARAMS = ("weight", "bias")
 OUT = (2, 7, 2, 4)  # output sizes paired with CASES: non-square, and one square layer
 
+def _reshaped(expected: np.ndarray) -> np.ndarray:
+    """``expected`` transposed, then reshaped back: (grad_output.T @ X).reshape(W.shape)."""
+    return expected.T.reshape(expected.shape)
+
+
 WEIGHT_SIGNATURES = (
     transposed("dL/dW looks transposed. With Y = X @ W + b, dL/dW = X.T @ grad_output, "
                "of shape (in_features, out_features)."),
-    when("reshaped", lambda g, e: close(g, e.T.reshape(e.shape)) and not close(e, e.T.reshape(e.shape)),
+    when("reshaped", lambda g, e: close(g, _reshaped(e)) and not close(e, _reshaped(e)),
          "dL/dW has the right shape but its values are in the wrong places: it looks like "
          "(grad_output.T @ X).reshape(...). A reshape keeps the elements in their order, a "
          "transpose moves them: dL/dW = X.T @ grad_output."),

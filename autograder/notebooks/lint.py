@@ -281,5 +281,6 @@ def lint(root: Path = ROOT) -> list[str]:
     """Source and release problems of every unit under ``root``, and the checks none calls."""
     from autograder import check
     checks = set(dir(check))
-    return [p for unit in units(root) for p in source_problems(unit, checks) + release_problems(unit)
-            ] + uncalled_problems(checks, root)
+    problems = [p for unit in units(root)
+                for p in source_problems(unit, checks) + release_problems(unit)]
+    return problems + uncalled_problems(checks, root)

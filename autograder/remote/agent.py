@@ -151,7 +151,8 @@ class Agent:
             request = json.loads(text)
             args = decode(request["args"], self._resolve)
             value = self._limited(request.get("cpu", 10.0), getattr(self, "op_" + request["op"]), args)
-            reply = {"ok": self._ref(value.value) if isinstance(value, Held) else encode(value, self._ref)}
+            held = isinstance(value, Held)
+            reply = {"ok": self._ref(value.value) if held else encode(value, self._ref)}
         except BaseException as error:  # noqa: BLE001 - every student error goes back as data
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "where": student_frame(error)}}

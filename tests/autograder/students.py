@@ -160,8 +160,11 @@ class Linear:
         self.in_features, self.out_features = in_features, out_features
         rng = np.random.default_rng() if rng is None else rng
         bound = 1 / np.sqrt(in_features)
-        self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)).astype(dtype))
-        self.bias = Parameter(rng.uniform(-bound, bound, out_features).astype(dtype)) if bias else None
+        weight = rng.uniform(-bound, bound, (in_features, out_features))
+        self.weight = Parameter(weight.astype(dtype))
+        self.bias = None
+        if bias:
+            self.bias = Parameter(rng.uniform(-bound, bound, out_features).astype(dtype))
 
     def forward(self, x):
         self.x = x

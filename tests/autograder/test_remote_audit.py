@@ -57,7 +57,9 @@ def remote_failure(kernel, check: Check, mutant: Mutant | None = None) -> str | 
     """The failure message of ``check`` graded from outside on the kernel's classes (the
     reference's, with ``mutant`` in its target's place), or None if it passes."""
     client, channel = kernel
-    arguments = f"{list(check.targets)!r}" + (f", {mutant.name!r}, {mutant.target!r}" if mutant else "")
+    arguments = repr(list(check.targets))
+    if mutant is not None:
+        arguments += f", {mutant.name!r}, {mutant.target!r}"
     reply = client.execute_interactive(f"_use({arguments})", timeout=60)
     assert reply["content"]["status"] == "ok", reply["content"]
     session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
