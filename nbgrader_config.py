@@ -1,6 +1,5 @@
 """nbgrader configuration: the repository root is the course directory."""
 import os
-import stat
 import sys
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -13,17 +12,6 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
-
-# The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
-# folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored).
-# nbgrader makes the course's inbound/outbound/feedback folders; the root must exist and be
-# writable by every user, with the sticky bit, as nbgrader's docs set it up.
-c.CourseDirectory.course_id = os.environ.get("MINITORCH_COURSE_ID", "minitorch")
-EXCHANGE = os.environ.get("MINITORCH_EXCHANGE") or os.path.join(ROOT, "exchange")
-if not os.path.isdir(EXCHANGE):
-    os.makedirs(EXCHANGE, exist_ok=True)
-    os.chmod(EXCHANGE, 0o777 | stat.S_ISVTX)
-c.Exchange.root = EXCHANGE
 
 # Hand-in through Canvas or Moodle: put the bulk download in downloaded/<unit>/archive/ and run
 # `nbgrader zip_collect <unit>`; autograder.pipeline.lms reads both LMSs' file names.
@@ -42,7 +30,19 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402  (needs the path above)
+from autograder.pipeline import exchange, unsandboxed  # noqa: E402  (needs the path above)
+from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402
+
+# The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
+# folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored),
+# made on first use with the modes nbgrader needs (autograder/pipeline/exchange.py).
+c.CourseDirectory.course_id = exchange.course_id()
+c.Exchange.root = str(exchange.root(ROOT))
+
+# Formgrader's Autograde button would grade inside the instructor's Jupyter server, unsandboxed:
+# there it refuses and names our grader (autograder/pipeline/unsandboxed.py).
+if unsandboxed.in_jupyter_server():
+    c.Autograde.exporter_class = unsandboxed.RefusedExporter
 
 # A solution cell that never returns must not stall grading.
 c.Execute.timeout = 30

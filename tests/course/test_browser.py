@@ -11,42 +11,15 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import free_port, launch, missing_browser, require, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).parent / "notebooks" / "playground_demo.ipynb"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _require_browser() -> None:
-    reason = None
-    if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is missing (apt-get install chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError:
-            reason = "the playwright package is missing (pip install -e '.[dev]')"
-    if reason and os.environ.get("CI") == "true":
-        pytest.fail(f"browser test cannot run under CI: {reason}")
-    if reason:
-        print(f"SKIP browser test: {reason}")
-        pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _isolated_env(tmp: Path) -> dict[str, str]:
@@ -62,27 +35,14 @@ def _isolated_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _wait_until_up(url: str, server: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"jupyter-lab exited with code {server.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"jupyter-lab did not answer at {url} within {timeout} s")
-
-
 @pytest.fixture
 def jupyterlab(tmp_path: Path):
     """A JupyterLab server on 127.0.0.1 serving a copy of the demo notebook; yields its base URL and token."""
-    _require_browser()
+    require(missing_browser())
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(NOTEBOOK, work)
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     command = [str(Path(sys.executable).with_name("jupyter-lab")), "--allow-root", "--no-browser",
                "--ip", "127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
                f"--ServerApp.token={token}", f"--ServerApp.root_dir={work}",
@@ -91,7 +51,7 @@ def jupyterlab(tmp_path: Path):
         server = subprocess.Popen(command, env=_isolated_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait_until_up(f"{base}/api/status?token={token}", server)
+        wait_until_up(f"{base}/api/status?token={token}", server, "jupyter-lab")
         yield base, token
     finally:
         server.terminate()
@@ -134,7 +94,7 @@ def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
 
     base, token = jupyterlab
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 950})
             page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
@@ -179,10 +139,10 @@ def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
 
 
 def test_a_missing_browser_skips_locally_and_fails_under_ci(monkeypatch, tmp_path):
-    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    reason = missing_browser(tmp_path / "no-chromium")
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match="no-chromium is missing"):
-        _require_browser()
+        require(reason)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="browser test cannot run under CI"):
-        _require_browser()
+        require(reason)

@@ -1,0 +1,30 @@
+"""Where the course's nbgrader exchange lives, shared by ``nbgrader_config.py`` and the hub.
+
+A shared folder named by ``MINITORCH_EXCHANGE`` on a hub, else ``exchange/`` in the course
+(git-ignored). nbgrader makes the course's inbound, outbound and feedback folders inside it;
+the root itself must exist and be writable by every user, with the sticky bit, as nbgrader's
+documentation sets it up.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+VARIABLE = "MINITORCH_EXCHANGE"
+COURSE_ID_VARIABLE = "MINITORCH_COURSE_ID"
+MODE = 0o777 | stat.S_ISVTX
+
+
+def course_id() -> str:
+    """The nbgrader course id: ``$MINITORCH_COURSE_ID``, else ``minitorch``."""
+    return os.environ.get(COURSE_ID_VARIABLE) or "minitorch"
+
+
+def root(course: Path) -> Path:
+    """The exchange root for ``course``, made on first use with the modes nbgrader needs."""
+    folder = Path(os.environ.get(VARIABLE) or Path(course) / "exchange")
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(MODE)
+    return folder

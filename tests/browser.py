@@ -1,0 +1,80 @@
+"""What the real-browser tests share: Debian's Chromium driven by playwright, free ports, and
+waiting for a server to answer. (Imported as ``browser``: pytest puts tests/ on ``sys.path``.)
+
+A test that needs a part this machine lacks skips, printing why, except under CI=true,
+where that is a failure.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def require(reason: str | None, what: str = "browser test") -> None:
+    """Skip (locally) or fail (under CI=true) when ``reason`` says what is missing."""
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"{what} cannot run under CI: {reason}")
+    if reason:
+        print(f"SKIP {what}: {reason}")
+        pytest.skip(reason)
+
+
+def missing_browser(chromium: Path = CHROMIUM) -> str | None:
+    """Why Chromium cannot be driven here, or None."""
+    if not chromium.exists():
+        return f"{chromium} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing (pip install -e '.[dev]')"
+    return None
+
+
+def launch(playwright):
+    """Headless Chromium from Debian (playwright downloads no browser here)."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                      headless=True)
+
+
+def free_port(span: int = 1) -> int:
+    """A port on 127.0.0.1 that is free, with the ``span - 1`` ports after it."""
+    for _ in range(50):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port + span <= 65535 and all(_free(port + k) for k in range(1, span)):
+            return port
+    raise RuntimeError(f"no {span} free consecutive ports on 127.0.0.1")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_until_up(url: str, server: subprocess.Popen, name: str, timeout: float = 60) -> None:
+    """Poll ``url`` until it answers; fail early if ``server`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {server.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"{name} did not answer at {url} within {timeout} s")

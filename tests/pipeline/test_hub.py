@@ -1,0 +1,306 @@
+"""A term on the course's JupyterHub (``make hub``), driven through the web UI in Chromium.
+
+Alice logs in, fetches unit 01 in the Assignments tab, types her solution, presses Validate
+and submits; Bob submits the untouched release. The instructor releases and collects in
+Formgrader, grades with ``python -m autograder grade``, generates and releases feedback in
+Formgrader; both students fetch feedback and read their scores. Then the hand-graded
+reflection of unit 11: Carol writes hers and submits, the instructor grades it in Formgrader's
+Manual Grading and sees the total change.
+
+Skips (printing why) without Chromium, playwright or the hub's proxy (``make test`` installs
+it with npm), except under CI=true, where that is a failure.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser import free_port, launch, missing_browser, require, wait_until_up
+
+from autograder.pipeline.course import REPO, tool_env
+from autograder.pipeline.demo.scenario import make_course
+
+pytestmark = pytest.mark.pipeline
+HUB_CONFIG = REPO / "hub" / "jupyterhub_config.py"
+PROXY = REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+UNIT, CAPSTONE = "01_setup", "11_capstone"
+STUDENT_PASSWORD, INSTRUCTOR_PASSWORD = "students-pass", "instructor-" + "x" * 32
+MINUTE = 60_000
+
+
+@dataclass
+class Hub:
+    url: str
+    course: Path
+    env: dict[str, str]
+    log: Path
+
+
+def _hub_env(base: Path, course: Path, port: int) -> dict[str, str]:
+    return tool_env({"MINITORCH_COURSE": str(course), "MINITORCH_HUB_STATE": str(base / "state"),
+                     "MINITORCH_HUB_PORT": str(port), "MINITORCH_EXCHANGE": str(base / "exchange"),
+                     "MINITORCH_HUB_STUDENTS": "alice,bob,carol",
+                     "MINITORCH_HUB_PASSWORD": STUDENT_PASSWORD,
+                     "MINITORCH_HUB_INSTRUCTOR_PASSWORD": INSTRUCTOR_PASSWORD})
+
+
+def _start(env: dict[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        return subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f",
+                                 str(HUB_CONFIG)], cwd=REPO, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(hub: subprocess.Popen) -> None:
+    """SIGTERM: the hub stops the users' servers and its proxy, then exits."""
+    hub.send_signal(signal.SIGTERM)
+    try:
+        hub.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(hub.pid, signal.SIGKILL)
+        hub.wait()
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    require(missing_browser() or (None if PROXY.exists() else
+                                  f"{PROXY} is missing (make test installs it with npm)"),
+            "JupyterHub test")
+    base = tmp_path_factory.mktemp("hub")
+    course = base / "course"
+    make_course(course, [UNIT, CAPSTONE])
+    port = free_port(span=3)
+    env, log = _hub_env(base, course, port), base / "hub.log"
+    process = _start(env, log)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/hub/api", process, "jupyterhub", timeout=90)
+        yield Hub(f"http://127.0.0.1:{port}", course, env, log)
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+def _login(chromium, hub: Hub, name: str):
+    """A page of ``name``'s own browser session, logged in, on their JupyterLab."""
+    page = chromium.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.set_default_timeout(MINUTE)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", INSTRUCTOR_PASSWORD if name == "instructor" else STUDENT_PASSWORD)
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{name}/lab**", timeout=2 * MINUTE)
+    page.wait_for_selector(".jp-LabShell")
+    return page
+
+
+def _assignments(page):
+    """The Assignments tab (Nbgrader menu, Assignment List), refreshed."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+    page.locator("#refresh_assignments_list").click()
+    page.wait_for_selector("#released_assignments_list_loading", state="hidden")
+    return page
+
+
+def _fetch(page, unit: str) -> None:
+    _assignments(page).locator("#released_assignments_list .list_item", has_text=unit) \
+        .locator("button", has_text="Fetch").click()
+    page.wait_for_selector(f"#fetched_assignments_list .list_item:has-text('{unit}')")
+
+
+def _open(page, unit: str) -> None:
+    """Open the fetched notebook from the Assignments tab."""
+    item = page.locator("#fetched_assignments_list > .list_item", has_text=unit)
+    item.locator(".assignment-notebooks-link").click()
+    item.locator(".nested_list_item a", has_text=unit).click()
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+
+
+def _type_into(page, cell, text: str) -> None:
+    """Replace a cell's text as a student would, typing into its editor."""
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+    page.keyboard.press("Escape")
+
+
+def _submit(page, unit: str) -> None:
+    page.locator(".lm-TabBar-tabLabel", has_text="Assignments").click()
+    page.locator("#fetched_assignments_list > .list_item", has_text=unit) \
+        .locator(".item_status button", has_text="Submit").click()
+    page.wait_for_selector(f"#submitted_assignments_list .list_item:has-text('{unit}')")
+
+
+def _solutions(course: Path, unit: str) -> list[str]:
+    notebook = nbformat.read(course / "source" / unit / f"{unit}.ipynb", as_version=4)
+    return [cell.source for cell in notebook.cells
+            if cell.metadata.get("nbgrader", {}).get("solution")]
+
+
+def _formgrader(chromium, hub: Hub):
+    page = _login(chromium, hub, "instructor")
+    page.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    return page
+
+
+def _row_action(page, unit: str, action: str, done: str) -> None:
+    """Click ``action`` (release, collect, generate-feedback, ...) in Formgrader's row of
+    ``unit``; its success dialog must say ``done``."""
+    page.locator("tr", has_text=unit).locator(f"td.{action} a").click()
+    dialog = page.locator("#success-modal, #error-modal")
+    dialog.wait_for(timeout=3 * MINUTE)
+    text = dialog.inner_text()
+    assert dialog.get_attribute("id") == "success-modal" and done in text, text
+    dialog.locator("button.close, button[data-dismiss=modal]").first.click()
+    dialog.wait_for(state="detached")
+
+
+def _grade(hub: Hub, unit: str) -> str:
+    """The instructor's grading command: ours, sandboxed."""
+    done = subprocess.run([sys.executable, "-m", "autograder", "--course", str(hub.course),
+                           "grade", unit], env=hub.env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _feedback_page(page, unit: str) -> str:
+    """Fetch Feedback in the Assignments tab, follow "(view feedback)" to the file browser,
+    open the page there; its text."""
+    _assignments(page).locator("#submitted_assignments_list .list_item", has_text=unit) \
+        .locator("button", has_text="Fetch Feedback").click()
+    page.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
+    page.locator(".jp-DirListing-item", has_text=f"{unit}.html").dblclick()
+    return page.frame_locator(".jp-HTMLViewer iframe").locator("body").inner_text()
+
+
+def _autograde_refused(page, hub: Hub, student: str) -> None:
+    """Formgrader's own Autograde (student code in the instructor's server) refuses, names
+    our grader and leaves the graded submission as it was."""
+    graded = hub.course / "autograded" / student / UNIT
+    before = sorted(p.name for p in graded.iterdir())
+    page.goto(f"{hub.url}/user/instructor/formgrader/manage_submissions/{UNIT}")
+    page.locator("tr", has_text=student).locator("td.autograde a").click()
+    dialog = page.locator("#error-modal")
+    dialog.wait_for()
+    assert "python -m autograder grade" in dialog.inner_text()
+    assert sorted(p.name for p in graded.iterdir()) == before
+
+
+def test_a_term_through_the_hub(hub, chromium):
+    alice, bob = _login(chromium, hub, "alice"), _login(chromium, hub, "bob")
+    teacher = _formgrader(chromium, hub)
+    _row_action(teacher, UNIT, "release", "released")
+
+    _fetch(alice, UNIT)
+    _open(alice, UNIT)
+    for solution in _solutions(hub.course, UNIT):
+        _type_into(alice, alice.locator(".jp-CodeCell", has_text="raise NotImplementedError()")
+                   .first, solution)
+    alice.locator(".jp-Toolbar [title='Validate Assignment']").click()
+    result = alice.locator(".jp-Dialog")
+    result.wait_for(timeout=3 * MINUTE)
+    assert "Success! Your notebook passes all the tests." in result.inner_text()
+    result.locator("button.jp-Dialog-button").last.click()
+    _submit(alice, UNIT)
+
+    _fetch(bob, UNIT)
+    _submit(bob, UNIT)
+
+    teacher.reload()
+    _row_action(teacher, UNIT, "collect", "collected")
+    summary = _grade(hub, UNIT)
+    assert "graded 2 submission(s)" in summary, summary
+    _autograde_refused(teacher, hub, "bob")
+    teacher.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    _row_action(teacher, UNIT, "generate-feedback", "feedback")
+    _row_action(teacher, UNIT, "release-feedback", "released")
+
+    assert "10.0 / 10.0" in _feedback_page(alice, UNIT)
+    page = _feedback_page(bob, UNIT)
+    assert "0.0 / 10.0" in page and "not implemented yet" in page
+    assert "BEGIN HIDDEN TESTS" not in page and "check.affine_values" not in page
+
+
+def test_students_have_no_formgrader(hub, chromium):
+    page = _login(chromium, hub, "carol")
+    assert page.request.get(f"{hub.url}/user/carol/formgrader").status == 404
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    assert page.locator(".lm-Menu-itemLabel").all_inner_texts()[:1] == ["Assignment List"]
+    assert "Formgrader" not in page.locator(".lm-Menu").inner_text()
+
+
+REFLECTION = ("I submitted a 784-128-10 network trained with Adam; it reached about 95 % on "
+              "the validation split, which I used to choose, never the test set.")
+
+
+def _scores(page, hub: Hub) -> tuple[str, str]:
+    """Formgrader's gradebook row of the one unit-11 submission: (total, task score)."""
+    page.goto(f"{hub.url}/user/instructor/formgrader/gradebook/{CAPSTONE}/{CAPSTONE}")
+    row = page.locator("tr", has_text="Submission #1")
+    row.locator("td.score").wait_for()
+    page.wait_for_timeout(500)   # the row's scores arrive with the table's model
+    return row.locator("td.score").inner_text(), row.locator("td.task-score").inner_text()
+
+
+def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
+    teacher, carol = _formgrader(chromium, hub), _login(chromium, hub, "carol")
+    _row_action(teacher, CAPSTONE, "release", "released")
+    _fetch(carol, CAPSTONE)
+    _open(carol, CAPSTONE)
+    answer = carol.locator(".jp-MarkdownCell", has_text="Write your answer here")
+    answer.scroll_into_view_if_needed()
+    answer.dblclick()
+    _type_into(carol, answer, REFLECTION)
+    carol.keyboard.press("Control+s")
+    carol.wait_for_timeout(1000)
+    _submit(carol, CAPSTONE)
+
+    teacher.reload()
+    _row_action(teacher, CAPSTONE, "collect", "collected")
+    _grade(hub, CAPSTONE)
+    total, task = _scores(teacher, hub)
+    assert task == "0 / 10", task
+
+    teacher.locator("tr", has_text="Submission #1").locator("td.name a.name-hidden").click()
+    teacher.wait_for_selector("input.score#reflection")
+    assert REFLECTION[:40] in teacher.locator("body").inner_text()
+    teacher.fill("input.score#reflection", "8")
+    teacher.keyboard.press("Tab")
+    teacher.wait_for_selector(".nbgrader_cell:has(#reflection) .score-saved.glyphicon-ok")
+    new_total, new_task = _scores(teacher, hub)
+    assert new_task == "8 / 10", new_task
+    assert float(new_total.split("/")[0]) == float(total.split("/")[0]) + 8, (total, new_total)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({}, "is taken (the hub uses"),
+    ({"MINITORCH_HUB_PASSWORD": "short"}, "MINITORCH_HUB_PASSWORD must be at least 8 characters"),
+    ({"MINITORCH_HUB_INSTRUCTOR_PASSWORD": STUDENT_PASSWORD}, "must be at least 32 characters"),
+    ({"MINITORCH_COURSE": "/nonexistent"}, "is not a course directory"),
+    ({"MINITORCH_HUB_STUDENTS": "alice,instructor"}, "is both the instructor and a student"),
+])
+def test_a_hub_that_cannot_start_says_why(hub, tmp_path, change, message):
+    """A second hub on the running one's port refuses, as does one badly set up."""
+    env = dict(hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), **change)
+    if change:
+        env["MINITORCH_HUB_PORT"] = str(free_port(span=3))
+    second = _start(env, tmp_path / "refused.log")
+    assert second.wait(timeout=60) == 2
+    said = (tmp_path / "refused.log").read_text()
+    assert message in said, said[-2000:]
