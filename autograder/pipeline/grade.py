@@ -41,6 +41,7 @@ class Summary:
     where: str = ""
     sandbox: bool = True
     interrupted: bool = False
+    newcomers: list[str] = field(default_factory=list)
 
     @property
     def flagged(self) -> list[Result]:
@@ -58,6 +59,10 @@ class Summary:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.newcomers:
+            text += ("; graded and added to the gradebook, but not on its student list before: "
+                     f"{', '.join(self.newcomers)} (a typo, or a late enrolment? "
+                     "`nbgrader db student list`)")
         return text
 
 
@@ -83,6 +88,13 @@ def pending(course: Course, assignments: list[str], students: list[str] | None,
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
     return todo, skipped
+
+
+def _newcomers(course: Course, todo: list[tuple[str, str]]) -> list[str]:
+    """Students handing in who are not on the gradebook's student list, when it has one."""
+    with Gradebook(course.db_url) as gb:
+        roster = {student.id for student in gb.students}
+    return sorted({student for student, _ in todo} - roster) if roster else []
 
 
 def _choose(course: Course, known: list[str], assignments: list[str] | None) -> list[str]:
@@ -143,7 +155,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     if unreleased:
         raise GradingError(f"no release folder for {', '.join(unreleased)}: generate it first.")
     todo, skipped = pending(course, chosen, students, force)
-    summary = Summary(skipped=skipped, sandbox=sandbox)
+    summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo))
     try:
         with Executor(scheduler, workers) as executor:
             summary.where = executor.where

@@ -39,6 +39,8 @@ def term(tmp_path_factory, isolated_jupyter):
             shutil.copy(solution, home / UNIT / f"{UNIT}.ipynb")
         nbgrader(home, "submit", UNIT, f"--student={name}", *as_student, home=home)
     nbgrader(root, "collect", UNIT, "--update", f"--Exchange.root={exchange}")
+    for name in ("alice", "bob"):      # the class list, where carol is missing
+        nbgrader(root, "db", "student", "add", name)
     summary = grade(root, [UNIT], workers=2, limits=Limits(cell_timeout=30), progress=False)
     feedback.generate(root, [UNIT], workers=2)
     nbgrader(root, "release_feedback", UNIT, f"--Exchange.root={exchange}")
@@ -70,6 +72,12 @@ def test_students_fetch_their_score_and_messages_but_no_hidden_code(term, name, 
     assert "BEGIN HIDDEN TESTS" not in page and "check.affine_values" not in page
     if name == "bob":
         assert "CheckFailure" in page and "not implemented yet" in page
+
+
+def test_a_student_missing_from_the_class_list_is_graded_and_named(term):
+    summary = term[3]
+    assert summary.newcomers == ["carol"]
+    assert "not on its student list before: carol" in str(summary)
 
 
 def test_releasing_a_unit_never_generated_says_so(term):
