@@ -39,6 +39,38 @@ def placed(x: np.ndarray, beside: object) -> tuple[object, Callable[[], np.ndarr
     return given, lambda: given
 
 
+def kept_result(what: str, obj: object, name: str) -> tuple[object, Callable[[], object]]:
+    """``obj.<name>()``, and a reader of what that very result holds later.
+
+    Graded from outside, the result (a dict, say) stays in the student's kernel: sent back as
+    data it would be a copy, and a later change to the arrays it shares would go unseen."""
+    if isinstance(obj, Remote):
+        session = obj._session
+        bound = call(what, getattr, obj, name)
+        result = call(what, session.send, "held", "call", bound, [], {})
+        return result, lambda: session.value(result)
+    result = call(what, method(obj, name))
+    return result, lambda: result
+
+
+def attribute(what: str, obj: object, name: str) -> object:
+    """``obj.<name>`` itself, not a copy: graded from outside, a handle to the kernel's object
+    (the same handle for the same object, so that ``is`` compares identities)."""
+    if isinstance(obj, Remote):
+        return call(what, obj._session.send, "held", "getattr", obj, name)
+    return call(what, getattr, obj, name)
+
+
+def shift_in_place(what: str, obj: object, name: str, delta: float) -> None:
+    """Add ``delta`` to the array ``obj.<name>`` in place (where it lives, in the kernel when
+    graded from outside), as an optimizer step or a running statistic's update does."""
+    array = attribute(what, obj, name)
+    if isinstance(obj, Remote):
+        call(what, obj._session.send, "shift", array, delta)
+    else:
+        call(what, np.add, array, delta, out=array)
+
+
 INPUT_CHANGED = "{}.forward modified its input array in place; compute a new array instead."
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from autograder.checks._calls import method
 from autograder.checks._sequential_models import (
-    Built, NEEDS_LAYERS, Recorder, build, build_mixed, mlp, spied_mlp,
+    Built, NEEDS_LAYERS, Recorder, build, build_mixed, layer, mlp, spied_mlp,
 )
 from autograder.registry import check
 from autograder.sandbox import call
@@ -244,12 +244,11 @@ _ORDER_HINT = ("\n  Likely mistake: the names are right, their order is not: nam
 def sequential_named_parameters(Sequential, Linear, ReLU):
     """named_parameters() pairs each Parameter with its dotted name: '0.weight', '0.bias',
     '2.weight', ... and '1.0.weight' inside a nested Sequential (PyTorch's state_dict keys),
-    depth first: a nested Sequential's '0.0.weight' comes before the model's own '1.weight'."""
+    depth first: a nested Sequential's '0.0.weight' comes before the model's own '1.weight';
+    a child set to None afterwards takes its parameters with it."""
     for make in (build, functools.partial(build, nested=True), build_mixed):
         built = make(Sequential, mlp(Linear, ReLU, 0))
-        pairs = listed("Sequential.named_parameters()", method(built.model, "named_parameters"))
-        expect(all(isinstance_(p, tuple) and len(p) == 2 for p in pairs),
-               "Sequential.named_parameters() should give (name, parameter) pairs.")
+        pairs = _named_pairs(built)
         names = [name for name, _ in pairs]
         labels = [label for label, _, _ in built.params()]
         expect(names == labels,
@@ -257,6 +256,28 @@ def sequential_named_parameters(Sequential, Linear, ReLU):
                "child's index in its Sequential, a dot, then the attribute name."
                + (_ORDER_HINT if sorted(names) == sorted(labels) else ""))
         _expect_same_parameters("Sequential.named_parameters()", [p for _, p in pairs], built)
+    _expect_reassignment_unregisters(build(Sequential, mlp(Linear, ReLU, 0)), Linear)
+
+
+def _named_pairs(built: Built) -> list:
+    pairs = listed("Sequential.named_parameters()", method(built.model, "named_parameters"))
+    expect(all(isinstance_(p, tuple) and len(p) == 2 for p in pairs),
+           "Sequential.named_parameters() should give (name, parameter) pairs.")
+    return pairs
+
+
+def _expect_reassignment_unregisters(built: Built, Linear) -> None:
+    """``model.extra = Linear(5, 2)``, then ``model.extra = None``: the child is gone, and so
+    are its parameters, as in PyTorch."""
+    call("model.extra = Linear(5, 2)", setattr, built.model, "extra", layer(Linear, 5, 2))
+    call("model.extra = None", setattr, built.model, "extra", None)
+    names = [name for name, _ in _named_pairs(built)]
+    labels = [label for label, _, _ in built.params()]
+    expect(names == labels,
+           f"After model.extra = Linear(5, 2), then model.extra = None, named_parameters() gave "
+           f"{names}; expected {labels}: 'extra' holds None now, no module. __setattr__ must "
+           "first remove the name from _parameters and _modules (dict.pop(name, None)), then "
+           "register the new value if it is a Parameter or a Module.")
 
 
 def _random_grads(built: Built, seed: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._calls import method, set_mode
+from autograder.checks._calls import attribute, kept_result, method, set_mode, shift_in_place
 from autograder.checks._sequential_models import Built, build, layer, mlp
 from autograder.checks.batchnorm import RUNNING, running_stat
 from autograder.registry import check
@@ -92,9 +92,14 @@ def sequential_state_dict(Sequential, Linear, ReLU):
 
 def _shift_in_place(built: Built) -> None:
     """What an optimizer step does: change every parameter's array in place."""
-    for _, leaf, name in built.params():
-        data = getattr(leaf, name).data
-        np.add(data, 1.0, out=data)
+    for label, leaf, name in built.params():
+        shift_in_place(f"{label}.data", call(label, getattr, leaf, name), "data", 1.0)
+
+
+def _arrays(built: Built) -> list:
+    """The arrays the model's parameters hold (handles to them, graded from outside)."""
+    return [attribute(f"{label}.data", call(label, getattr, leaf, name), "data")
+            for label, leaf, name in built.params()]
 
 
 @check
@@ -103,26 +108,35 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
     loaded from it does not share arrays with it: load_state_dict copies into the model's own
     arrays, in place."""
     a = build(Sequential, mlp(Linear, ReLU, 1))
-    state = state_of(a)
-    saved = {key: as_array(f"state_dict()['{key}']", state[key]).copy() for key in state.keys()}
+    state, read = kept_result("Sequential.state_dict()", a.model, "state_dict")
+    saved = {key: as_array(f"state_dict()['{key}']", value).copy()
+             for key, value in _entries(read()).items()}
     _shift_in_place(a)
-    _expect_unchanged(state, saved, "state_dict()['{key}'] changed when the model's parameter "
-                      "changed in place (as an optimizer step does): the state holds the parameters' "
-                      "own arrays, no copies. Return copies (param.data.copy()), so that a saved best "
-                      "model stays as it was.")
+    _expect_unchanged(read(), saved, "state_dict()['{key}'] changed when the model's parameter "
+                      "changed in place (as an optimizer step does): the state holds the "
+                      "parameters' own arrays, no copies. Return copies (param.data.copy()), so "
+                      "that a saved best model stays as it was.")
     b = build(Sequential, mlp(Linear, ReLU, 2))
-    arrays = [getattr(leaf, name).data for _, leaf, name in b.params()]
+    arrays = _arrays(b)
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
-    for (label, leaf, name), array in zip(b.params(), arrays):
-        expect(getattr(leaf, name).data is array,
+    for (label, _, _), before, after in zip(b.params(), arrays, _arrays(b)):
+        expect(after is before,
                f"After load_state_dict(state), {label} holds a new array: load_state_dict must "
                "copy the values into the arrays the model has, in place (param.data[...] = "
                "value), as the text says, so that anything holding them (an optimizer's state, a "
                "view) sees the loaded values.")
     _shift_in_place(b)
-    _expect_unchanged(state, saved, "After load_state_dict(state), training the loaded model "
-                      "changed state['{key}']: the model shares its arrays with the state dict. Copy "
-                      "the values in (param.data[...] = value, or value.copy()).")
+    _expect_unchanged(read(), saved, "After load_state_dict(state), training the loaded model "
+                      "changed state['{key}']: the model shares its arrays with the state dict. "
+                      "Copy the values in (param.data[...] = value, or value.copy()).")
+
+
+def _entries(state) -> dict:
+    """The student's state dict, checked to be one."""
+    expect(hasattr(state, "keys") and hasattr(state, "__getitem__"),
+           f"Sequential.state_dict() should return a dict from names to arrays, got "
+           f"{type(state).__name__}.")
+    return {key: state[key] for key in state.keys()}
 
 
 def _expect_unchanged(state, saved: dict, message: str) -> None:
@@ -134,8 +148,8 @@ def _expect_unchanged(state, saved: dict, message: str) -> None:
 @check
 def sequential_state_dict_buffers(Sequential, Linear, Standardize):
     """state_dict() also holds the buffers of a layer that has some (the notebook's
-    Standardize: running_mean and running_var, '1.running_mean'), and load_state_dict
-    restores them."""
+    Standardize: running_mean and running_var, '1.running_mean'), as copies, and
+    load_state_dict restores them."""
     kind = getattr(Standardize, "__name__", "Standardize")
 
     def model(seed):
@@ -160,6 +174,21 @@ def sequential_state_dict_buffers(Sequential, Linear, Standardize):
                      running_stat(kind, b.leaves[1], name, 4),
                      running_stat(kind, a.leaves[1], name, 4),
                      "it should equal the saved model's")
+    _expect_buffer_copies(a, kind)
+
+
+def _expect_buffer_copies(built: Built, kind: str) -> None:
+    """A saved state_dict() keeps its buffers when the layer's buffers change in place."""
+    _, read = kept_result("Sequential.state_dict()", built.model, "state_dict")
+    saved = {name: as_array(f"state_dict()['1.{name}']", read()[f"1.{name}"]).copy()
+             for name in RUNNING}
+    for name in RUNNING:
+        shift_in_place(f"{kind}.{name}", built.leaves[1], name, 1.0)
+    for name, value in saved.items():
+        expect(close(read()[f"1.{name}"], value),
+               f"state_dict()['1.{name}'] changed when {kind}.{name} changed in place: the state "
+               "holds the buffers' own arrays. Return copies of the buffers too, as of the "
+               "parameters (np.array(buffer, copy=True)), so that a saved model stays as it was.")
 
 
 # ---------------------------------------------------------------------------- print

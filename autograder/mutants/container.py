@@ -79,6 +79,22 @@ class StateDictReferences(nn.Sequential):
         return state
 
 
+class SetattrKeepsRegistration(nn.Sequential):
+    def __setattr__(self, name, value):
+        registries = [self.__dict__.get(r, {}) for r in ("_parameters", "_modules")]
+        if value is None and any(name in registry for registry in registries):
+            object.__setattr__(self, name, value)       # the old entry stays registered
+            return
+        super().__setattr__(name, value)
+
+
+class StateDictSharesBuffers(nn.Sequential):
+    def state_dict(self):
+        state = OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+        state.update(self.named_buffers())          # the buffers' own arrays
+        return state
+
+
 class StateDictWithoutBuffers(nn.Sequential):
     def state_dict(self):
         return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
@@ -148,6 +164,10 @@ MUTANTS = [
            "propagated to every child", "train()/eval() only set the model's own flag"),
     Mutant("sequential_state_dict_references", "Sequential", StateDictReferences, "no copies",
            "state_dict() returns the parameters' own arrays"),
+    Mutant("sequential_setattr_keeps_registration", "Sequential", SetattrKeepsRegistration,
+           "must first remove the name", "__setattr__ does not pop a reassigned name"),
+    Mutant("sequential_state_dict_shares_buffers", "Sequential", StateDictSharesBuffers,
+           "buffers' own arrays", "state_dict() copies the parameters but not the buffers"),
     Mutant("sequential_state_dict_without_buffers", "Sequential", StateDictWithoutBuffers,
            "are buffers", "state_dict() forgets BatchNorm's running statistics"),
     Mutant("sequential_load_replaces_arrays", "Sequential", LoadReplacesArrays,

@@ -217,6 +217,19 @@ class Agent:
         """The current value of a held object, as data."""
         return obj
 
+    def op_held(self, op: str, *args) -> Held:
+        """What ``op_getattr`` or ``op_call`` gives, kept here: a handle comes back, not a copy,
+        so that the grader sees later what happens to that very object (a returned dict, an
+        array attribute)."""
+        if op not in ("getattr", "call"):
+            raise ValueError(f"op_held cannot keep the result of {op!r}")
+        return Held(getattr(self, "op_" + op)(*args))
+
+    def op_shift(self, array, delta: float) -> None:
+        """Add ``delta`` to a kernel array in place, as an optimizer step or a running
+        statistic's update does to the arrays a model holds."""
+        np.add(array, delta, out=array)
+
     def op_release(self) -> None:
         self.objects.clear()
         self.keys.clear()
