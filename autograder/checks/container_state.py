@@ -51,10 +51,14 @@ def sequential_modes(Sequential, Linear, GaussianNoise):
 def state_of(built: Built) -> dict:
     """The student's state_dict() as a dict of float arrays."""
     state = call("Sequential.state_dict()", method(built.model, "state_dict"))
+    _expect_mapping(state)
+    return state
+
+
+def _expect_mapping(state) -> None:
     expect(hasattr(state, "keys") and hasattr(state, "__getitem__"),
            f"Sequential.state_dict() should return a dict from names to arrays, got "
            f"{type(state).__name__}.")
-    return state
 
 
 def _expect_keys(state: dict, expected: list[str]) -> None:
@@ -133,9 +137,7 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
 
 def _entries(state) -> dict:
     """The student's state dict, checked to be one."""
-    expect(hasattr(state, "keys") and hasattr(state, "__getitem__"),
-           f"Sequential.state_dict() should return a dict from names to arrays, got "
-           f"{type(state).__name__}.")
+    _expect_mapping(state)
     return {key: state[key] for key in state.keys()}
 
 
