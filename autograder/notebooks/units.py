@@ -121,6 +121,14 @@ def minitorch(cell: NotebookNode) -> dict:
     return cell.metadata.get("minitorch", {})
 
 
+WIDGETS = re.compile(r"^\s*(from|import)\s+(ipywidgets|course\.widgets)\b", re.MULTILINE)
+
+
+def uses_widgets(nb: NotebookNode) -> bool:
+    """Whether a code cell of ``nb`` imports ipywidgets or the course's widgets."""
+    return any(cell.cell_type == "code" and WIDGETS.search(cell.source) for cell in nb.cells)
+
+
 def points(nb: NotebookNode) -> float:
     """The notebook's total points (the sum over its grade cells)."""
     return float(sum(nbgrader(c).get("points", 0) for c in nb.cells if is_grade(c)))
