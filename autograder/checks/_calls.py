@@ -10,13 +10,28 @@ from autograder.remote.proxy import Remote
 from autograder.sandbox import call
 from course.testing.compare import as_array
 from course.testing.diagnose import close
-from course.testing.failure import expect
+from course.testing.failure import expect, fail
 
 
 def method(obj: object, name: str):
     """``obj.<name>``, looked up only when called, so that inside ``call`` a missing method
     fails the check with a readable message like any other error."""
     return lambda *args: getattr(obj, name)(*args)
+
+
+def expect_value_error(what: str, function: Callable, *args, naming: tuple[str, ...] = (),
+                       fix: str = "") -> None:
+    """``function(*args)`` raises a ValueError whose message contains each string of
+    ``naming``; ``what`` describes the call, ``fix`` says how to get there."""
+    try:
+        function(*args)
+    except ValueError as error:
+        expect(all(text in str(error) for text in naming), f"{what} raised "
+               f"ValueError({str(error)!r}); name {', '.join(naming)} in the message.")
+    except Exception as error:  # noqa: BLE001 - any other error is the student's to fix
+        fail(f"{what} raised {type(error).__name__}: {error}; raise a ValueError instead. {fix}")
+    else:
+        fail(f"{what} should raise a ValueError, and it returned a result. {fix}")
 
 
 def set_mode(what: str, module: object, training: bool) -> None:

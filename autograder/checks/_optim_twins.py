@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from autograder.checks._calls import attribute
 from autograder.integrity import check_instance
 from autograder.sandbox import call
 from course.testing._trusted import ndarray
@@ -212,17 +213,23 @@ def expect_steps(twins: Twins, problem: Problem, mistakes: tuple[Mistake, ...] =
             before_step(t, twins)
         weights = [p.data.copy() for p in twins.ref_params]
         states = [_snapshot(twins.ref.state.get(p)) for p in twins.ref_params]
+        arrays = [attribute(f"parameter {i}.data", p, "data")
+                  for i, p in enumerate(twins.student_params)]
         for student_param, ref_param, g in zip(twins.student_params, twins.ref_params, grads):
             set_grad(student_param, g)
             ref_param.grad[...] = g
         call(f"{twins.label}.step() (step {t})", twins.student.step)
         twins.ref.step()
         for i, (student_param, ref_param) in enumerate(zip(twins.student_params, twins.ref_params)):
+            what = f"step {t} of {twins.label}: parameter {i}"
             step = Step(t, weights[i], grads[i], _group_of(twins.ref, ref_param), states[i])
             signatures = tuple(m.signature(step) for m in mistakes) + _generic(step)
-            expect_close(f"step {t} of {twins.label}: parameter {i}",
-                         getattr(student_param, "data", None), ref_param.data,
+            expect_close(what, getattr(student_param, "data", None), ref_param.data,
                          f"shape {ref_param.shape}{problem}", signatures)
+            expect(attribute(f"parameter {i}.data", student_param, "data") is arrays[i],
+                   f"{what} has the right values in a new array: step() replaced p.data. "
+                   "Update it in place (p.data -= ..., p.data *= ...), as PyTorch's optimizers "
+                   "do: whatever else holds the weights' array keeps seeing the old one.")
 
 
 def _snapshot(state: dict | None) -> dict:

@@ -14,7 +14,7 @@ from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, scaled, when
-from course.testing.failure import CheckFailure
+from course.testing.failure import CheckFailure, expect
 
 
 def _reused() -> list[Case]:
@@ -121,10 +121,28 @@ def _deep_backward(what: str, out) -> None:
         raise
 
 
+LADDER = 8   # diamonds: 2 ** 8 paths from the top to the leaf
+
+
+def _expect_listed_once(Tensor, topological_order) -> None:
+    """topological_order lists each tensor of a ladder of diamonds once, not once per path."""
+    y = make_leaf(Tensor, "x", np.array([0.5, -1.0, 2.0]))
+    for _ in range(LADDER):
+        y = call(f"y = y * 0.5 + y.tanh() ({LADDER} times)", lambda t: t * 0.5 + t.tanh(), y)
+    order = call(f"topological_order(y) for {LADDER} stacked diamonds", topological_order, y)
+    distinct = len({id(t) for t in order})
+    expect(len(order) == distinct, f"topological_order(y) for y = y * 0.5 + y.tanh() applied "
+           f"{LADDER} times listed {len(order)} tensors, only {distinct} of them distinct. List "
+           "each tensor once: keep a set of visited tensors, or the list (and the backward "
+           f"pass) grows with the number of paths, 2 ** {LADDER} here.")
+
+
 @check
-def tensor_deep_graph(Tensor):
-    """A chain of 2,500 operations (no RecursionError) and a tensor used 1,000 times (each node
-    visited once): the engine is iterative and linear in the size of the graph."""
+def tensor_deep_graph(Tensor, topological_order):
+    """A chain of 2,500 operations (no RecursionError), a tensor used 1,000 times and a ladder
+    of diamonds (each node listed and visited once): the engine is iterative and linear in
+    the size of the graph."""
+    _expect_listed_once(Tensor, topological_order)
     x = make_leaf(Tensor, "x", np.array(1.0))
     y = x
     for _ in range(DEPTH):

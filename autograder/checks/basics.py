@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._calls import expect_unchanged, placed
+from autograder.checks._calls import expect_unchanged, expect_value_error, placed
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, close, transposed, when
 from course.testing.failure import expect, fail
@@ -50,18 +50,9 @@ def affine_shape_errors(affine):
         ("b of shape (3, 1), which would broadcast to a wrong (3, 3)", (X, W, b[:, None]), (3, 1)),
     )
     for what, args, shape in bad_inputs:
-        try:
-            affine(*args)
-        except ValueError as error:
-            expect(str(shape) in str(error), f"affine with {what} raised "
-                   f"ValueError({str(error)!r}); name the shape you received, {shape}, in the "
-                   "message.")
-        except Exception as error:  # noqa: BLE001 - any other error is the student's to fix
-            fail(f"affine with {what} raised {type(error).__name__}: {error}; raise a ValueError "
-                 "that names the shape instead.")
-        else:
-            fail(f"affine with {what} should raise a ValueError, and it returned a result: "
-                 "check X.ndim, W.shape[0] and b.shape before computing.")
+        expect_value_error(f"affine with {what}", affine, *args, naming=(str(shape),),
+                           fix="Check X.ndim, W.shape[0] and b.shape before computing, and "
+                               "name the shape you received.")
 
 
 def _standardized(X: np.ndarray, eps: float, axis: int = 0, ddof: int = 0) -> np.ndarray:

@@ -12,13 +12,14 @@ import numpy as np
 
 from autograder.checks._calls import method, set_mode, student_backward
 from autograder.checks._modules import (
-    Case, batch_signatures, copy_parameter, expect_input_grad, forward_pair, twins,
+    Case, batch_signatures, copy_parameter, expect_accumulation, expect_input_grad, forward_pair,
+    twins,
 )
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, not_summed, when
-from course.testing.failure import fail
+from course.testing.failure import expect, fail
 from minitorch_ref import nn as ref
 
 
@@ -113,6 +114,25 @@ def batchnorm_forward_train(BatchNorm1d):
         got, expected = forward_pair("BatchNorm1d", student, reference, x)
         expect_close("BatchNorm1d.forward output (training mode)", got, expected, str(case),
                      _forward_signatures(x, reference, case))
+        _expect_saved(student, reference, case)
+
+
+SAVED = {"x_hat": "X_hat, the normalised input", "inv_std": "s = 1 / sqrt(var + eps)"}
+
+
+def _expect_saved(student, reference, case: Case) -> None:
+    """What forward saves for backward, under the names the notebook gives."""
+    for name, meaning in SAVED.items():
+        value = getattr(student, name, None)
+        expect(value is not None, f"BatchNorm1d.forward saved no self.{name} ({meaning}): save "
+               "what backward needs as self.x_hat, self.inv_std and self.used_batch_stats.")
+        expect_close(f"BatchNorm1d.{name} after forward", value, getattr(reference, name),
+                     f"{meaning}; {case}")
+    used = getattr(student, "used_batch_stats", None)
+    expect(used is not None and bool(used) == reference.used_batch_stats,
+           f"BatchNorm1d.used_batch_stats is {used!r} after a forward in "
+           f"{'training' if reference.training else 'evaluation'} mode; save whether the batch "
+           f"statistics were used ({reference.used_batch_stats}).")
 
 
 def _backward_variants(reference, grad_output: np.ndarray) -> dict[str, object]:
@@ -196,6 +216,9 @@ def batchnorm_backward_params(BatchNorm1d):
                          getattr(getattr(student, name), "grad", None),
                          getattr(reference, name).grad, str(case),
                          _param_signatures(name, x, grad_output))
+    case = BN_CASES[0]
+    student, reference = _batchnorm(BatchNorm1d, case)
+    expect_accumulation("BatchNorm1d", student, reference, *case.inputs(), ("weight", "bias"))
 
 
 RUNNING = ("running_mean", "running_var")
@@ -273,6 +296,17 @@ def batchnorm_running_stats(BatchNorm1d):
                              getattr(reference, name),
                              f"after training batch {step}, momentum={momentum}",
                              _running_signatures(name, batches[:step], momentum))
+            _expect_batches_tracked(student, step)
+
+
+def _expect_batches_tracked(student, step: int) -> None:
+    value = getattr(student, "num_batches_tracked", None)
+    expect(value is not None, "BatchNorm1d has no attribute num_batches_tracked: count the "
+           "training batches there (a buffer, PyTorch's name).")
+    got = as_array("BatchNorm1d.num_batches_tracked", value, ())
+    expect(int(got) == step, f"BatchNorm1d.num_batches_tracked is {got.item():g} after {step} "
+           "training forward passes: add 1 in every forward in training mode, whatever the "
+           "momentum.")
 
 
 def _set_running_stats(student, reference, features: int, seed: int) -> dict[str, np.ndarray]:
@@ -296,6 +330,7 @@ def _expect_eval_step(student, reference, case: BatchCase, stats: dict[str, np.n
         "of the batch (and works for a single example).")
     expect_close("BatchNorm1d.forward output in eval mode", got, expected, str(case),
                  (batch_stats,))
+    _expect_saved(student, reference, case)
     for name, value in stats.items():
         expect_close(f"BatchNorm1d.{name} after a forward in eval mode",
                      running_stat("BatchNorm1d", student, name, case.features), value,

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks._calls import method
+from autograder.checks._calls import kept_result, method, shift_in_place
 from autograder.checks._sequential_models import (
     Built, NEEDS_LAYERS, Recorder, build, build_mixed, layer, mlp, spied_mlp,
 )
@@ -306,6 +306,21 @@ def sequential_grads(Sequential, Linear, ReLU):
         for i, (grad, (label, want)) in enumerate(zip(got, expected)):
             expect_close(f"Sequential.grads()[{i}]", grad, want, f"it should be {label}.grad",
                          (order,))
+    _expect_grads_themselves(built)
+
+
+def _expect_grads_themselves(built) -> None:
+    """grads() returns the gradient arrays themselves: a backward pass adding into param.grad
+    shows in the list grads() returned before it."""
+    grads, read = kept_result("Sequential.grads()", built.model, "grads")
+    before = [as_array(f"Sequential.grads()[{i}]", g).copy() for i, g in enumerate(read())]
+    for label, leaf, name in built.params():
+        shift_in_place(f"{label}.grad", call(label, getattr, leaf, name), "grad", 1.0)
+    for i, (now, old) in enumerate(zip(read(), before)):
+        expect(close(now, old + 1.0), f"Sequential.grads()[{i}] did not change when its "
+               "parameter's gradient was added to in place (as a backward pass does): grads() "
+               "returned copies. Return the arrays themselves, [p.grad for p in "
+               "self.parameters()], so that an optimizer or a gradient clipper can use them.")
 
 
 @check

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._calls import attribute, kept_result, method, set_mode, shift_in_place
+from autograder.checks._calls import attribute, kept_result, method, shift_in_place
 from autograder.checks._sequential_models import Built, build, layer, mlp
 from autograder.checks.batchnorm import RUNNING, running_stat
 from autograder.registry import check
@@ -39,12 +39,19 @@ def sequential_modes(Sequential, Linear, GaussianNoise):
     for training, after in ((True, "construction"), (False, "model.eval()"),
                             (True, "model.train()"), (False, "model.eval()")):
         if after != "construction":
-            set_mode("Sequential", built.model, training)
+            _expect_returns_itself(built.model, after.split(".")[1].rstrip("()"))
         for label, module in modules:
             flag = getattr(module, "training", None)
             expect(flag is not None, f"After {after}, {label} has no attribute training.")
             expect(bool(flag) == training, f"After {after}, {label} has training={flag}, "
                    f"expected {training}. {_mode_hint(after, training)}")
+
+
+def _expect_returns_itself(model, name: str) -> None:
+    """``model.<name>()`` (train or eval) returns the model, so that calls chain."""
+    returned, _ = kept_result(f"Sequential.{name}()", model, name)
+    expect(returned is model, f"Sequential.{name}() did not return the model itself: return "
+           f"self, so that calls chain, model = Sequential(...).{name}(), as in PyTorch.")
 
 
 # ---------------------------------------------------------------------------- state
@@ -68,6 +75,9 @@ def _expect_keys(state: dict, expected: list[str]) -> None:
     expect(not missing and not unexpected,
            f"Sequential.state_dict() has the keys {keys}; expected {expected}, PyTorch's dotted "
            "names (the child's index, a dot, the attribute name).")
+    expect(keys == expected, f"Sequential.state_dict() has the right keys in the order {keys}; "
+           f"expected {expected}: the parameters in the order of named_parameters(), then the "
+           "buffers in the order of named_buffers().")
 
 
 @check
@@ -92,6 +102,30 @@ def sequential_state_dict(Sequential, Linear, ReLU):
                              "load_state_dict left this parameter unchanged.")
             expect_close(f"{label} after load_state_dict", param.data, getattr(a_leaf, name).data,
                          "it should equal the saved model's", (unchanged,))
+    _expect_partial_load(Sequential, Linear, ReLU)
+
+
+def _expect_partial_load(Sequential, Linear, ReLU) -> None:
+    """strict=False copies the common keys and skips a missing and an unexpected one."""
+    a, b = (build(Sequential, mlp(Linear, ReLU, seed)) for seed in (1, 2))
+    (first, *rest) = [label for label, _, _ in a.params()]
+    state = state_of(a)
+    partial = {key: state[key] for key in rest}
+    partial["9.weight"] = np.zeros((2, 2))
+    kept = as_array(f"{first} before loading", _data(b, first)).copy()
+    call("Sequential.load_state_dict(state without '0.weight', with '9.weight', strict=False)",
+         method(b.model, "load_state_dict"), partial, False)
+    expect_close(f"{first} after load_state_dict(..., strict=False) without it", _data(b, first),
+                 kept, "a key missing from the state dict leaves its parameter as it was")
+    for key in rest:
+        expect_close(f"{key} after load_state_dict(..., strict=False)", _data(b, key),
+                     _data(a, key), "with strict=False the common keys are still copied")
+
+
+def _data(built: Built, key: str):
+    """The array of the parameter named ``key`` in ``built``."""
+    (leaf, name), = [(leaf, name) for label, leaf, name in built.params() if label == key]
+    return getattr(getattr(leaf, name), "data", None)
 
 
 def _shift_in_place(built: Built) -> None:
@@ -170,12 +204,22 @@ def sequential_state_dict_buffers(Sequential, Linear, Standardize):
                f"statistics such as {kind}.{name} are buffers: state, though not parameters. "
                "Save and load them with the parameters, or a loaded model predicts differently "
                "in eval mode.")
+    order = [label for label, _, _ in a.params()]
+    keys = [key for key in state.keys() if key not in order]
+    expect(list(state.keys()) == order + keys, f"Sequential.state_dict() has the keys in the "
+           f"order {list(state.keys())}: the parameters first, in the order of "
+           "named_parameters(), then the buffers, in the order of named_buffers().")
+    buffers = [attribute(f"{kind}.{name}", b.leaves[1], name) for name in RUNNING]
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
-    for name in RUNNING:
+    for name, buffer in zip(RUNNING, buffers):
         expect_close(f"{kind} (layer 1) {name} after load_state_dict",
                      running_stat(kind, b.leaves[1], name, 4),
                      running_stat(kind, a.leaves[1], name, 4),
                      "it should equal the saved model's")
+        expect(attribute(f"{kind}.{name}", b.leaves[1], name) is buffer,
+               f"After load_state_dict(state), {kind}.{name} (layer 1) is a new array: copy the "
+               "saved values into the buffer the layer has, in place (buffer[...] = value), as "
+               "for the parameters.")
     _expect_buffer_copies(a, kind)
 
 

@@ -18,6 +18,7 @@ from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import close, diagnose, when
 from course.testing.failure import expect, fail
+from autograder.checks._calls import expect_value_error
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call
@@ -198,8 +199,9 @@ def _shuffle_verdict(label: str, orders: list[list[int]], n: int, batch_size: in
 
 
 @check
-def dataloader_shuffle(DataLoader):
-    """shuffle=True: every sample once per epoch, in a new random order every epoch."""
+def dataloader_shuffle(DataLoader, manual_seed):
+    """shuffle=True: every sample once per epoch, in a new random order every epoch, drawn
+    from the loader's rng, else from default_rng() (manual_seed makes it reproducible)."""
     n, batch_size = 20, 6
     label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size, shuffle=True)
     orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
@@ -209,6 +211,50 @@ def dataloader_shuffle(DataLoader):
     orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
     expect(all(len(set(o)) == len(o) for o in orders) and len({tuple(o) for o in orders}) == 3,
            f"{label}: each epoch should yield 18 distinct samples, in a new order every epoch.")
+    _expect_seeded_orders(DataLoader, manual_seed)
+
+
+def _shuffled_orders(DataLoader, seed: int | None, epochs: int = 2) -> list[list[int]]:
+    """The orders of ``epochs`` epochs of a shuffling loader over 20 samples, built with
+    ``rng=default_rng(seed)`` (``seed`` None: no rng)."""
+    kwargs = {} if seed is None else {"rng": np.random.default_rng(seed)}
+    label, loader, reference = loader_twins(DataLoader, 20, batch_size=6, shuffle=True, **kwargs)
+    return [_order(expect_batches(label, loader, reference, epoch=e)) for e in range(1, epochs + 1)]
+
+
+def _expect_seeded_orders(DataLoader, manual_seed) -> None:
+    """Equally seeded generators give equal orders, other seeds others; without an rng, the
+    order follows manual_seed (the loader draws from default_rng() at each epoch)."""
+    first, again, other = (_shuffled_orders(DataLoader, seed) for seed in (5, 5, 6))
+    expect(first == again and first != other, "Two DataLoader(..., shuffle=True, rng="
+           "np.random.default_rng(5)) gave different orders, or generators with other seeds "
+           "the same ones.\n  Likely mistake: the loader does not shuffle with its rng: draw "
+           "the permutation with self.rng when it is given.")
+    seeded = []
+    for _ in range(2):
+        call("manual_seed(3)", manual_seed, 3)
+        seeded.append(_shuffled_orders(DataLoader, None))
+    expect(seeded[0] == seeded[1], "After manual_seed(3), two loaders without an rng gave "
+           "different orders.\n  Likely mistake: without an rng, shuffle with default_rng(), "
+           "looked up when the epoch starts, so that manual_seed makes training reproducible.")
+
+
+@check
+def default_collate_fields(default_collate):
+    """Tuples are stacked field by field into a tuple of arrays; plain arrays into one array."""
+    rng = np.random.default_rng(2)
+    xs, ys = rng.standard_normal((4, 2, 3)), np.arange(4)
+    batch = call("default_collate([(x_0, y_0), ..., (x_3, y_3)])", default_collate,
+                 [(x, y) for x, y in zip(xs, ys)])
+    expect(isinstance(batch, tuple) and len(batch) == 2, "default_collate of four (x, y) "
+           f"tuples should return a tuple (X_batch, y_batch), got {type(batch).__name__}"
+           f"{_length(batch)}.")
+    expect_close("default_collate(...)[0]", batch[0], xs, "the four x stacked along axis 0")
+    expect_close("default_collate(...)[1]", batch[1], ys, "the four y stacked along axis 0")
+    stacked = call("default_collate([x_0, ..., x_3])", default_collate, list(xs))
+    expect(not isinstance(stacked, tuple), "default_collate of four plain arrays returned a "
+           "tuple: for samples that are arrays, return one stacked array, np.stack(samples).")
+    expect_close("default_collate([x_0, ..., x_3])", stacked, xs, "np.stack of the samples")
 
 
 # ----------------------------------------------------------------------------- TensorDataset
@@ -230,12 +276,26 @@ def _expect_items(what: str, dataset, arrays: tuple[np.ndarray, ...]) -> None:
 
 @check
 def tensor_dataset(TensorDataset):
-    """TensorDataset(X, y): len is the number of rows, ds[i] == (X[i], y[i])."""
+    """TensorDataset(X, y): len is the number of rows, ds[i] == (X[i], y[i]), the arrays kept as
+    a tuple in .arrays; no array, a 0-d one or unequal first dimensions raise a ValueError."""
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((7, 3)), np.arange(7) % 3
     dataset = call("TensorDataset(X, y)", TensorDataset, X.copy(), y.copy())
     check_instance("TensorDataset", dataset)
     _expect_items("TensorDataset(X, y)", dataset, (X, y))
+    stored = call("TensorDataset(X, y).arrays", getattr, dataset, "arrays", None)
+    expect(isinstance(stored, tuple) and len(stored) == 2,
+           f"TensorDataset(X, y).arrays is {type(stored).__name__}{_length(stored)}: store the "
+           "arrays as a tuple, self.arrays = tuple(np.asarray(a) for a in arrays).")
+    for k, (got, array) in enumerate(zip(stored, (X, y))):
+        expect_close(f"TensorDataset(X, y).arrays[{k}]", got, array, f"array {k} as given")
+    for what, arrays, shapes in (("X (7, 3) and y (6,)", (X, y[:-1]), ("(7, 3)", "(6,)")),
+                                 ("no array at all", (), ()),
+                                 ("X (7, 3) and a zero-dimensional 1.0", (X, np.float64(1.0)),
+                                  ("()",))):
+        expect_value_error(f"TensorDataset with {what}", TensorDataset, *arrays, naming=shapes,
+                           fix="Check the arrays in the constructor: a mismatch is a bug to "
+                               "report at once, naming the shapes.")
 
 
 @check
@@ -285,12 +345,32 @@ def expect_partition(what: str, indices: list[list[int]], n: int) -> None:
 
 
 @check
-def random_split_partition(random_split):
-    """random_split(ds, [12, 5, 3]): subsets of those sizes, disjoint, covering, random."""
+def random_split_partition(random_split, manual_seed):
+    """random_split(ds, [12, 5, 3]): subsets of those sizes, disjoint, covering, random, drawn
+    from rng (else default_rng(), reproducible with manual_seed); [10, 5] of 20 raises."""
     dataset, lengths = IndexDataset(20), [12, 5, 3]
     what = f"random_split(<dataset of 20 samples>, {lengths})"
     subsets = call(what, random_split, dataset, lengths)
     expect_partition(what, _split_indices(what, subsets, lengths), len(dataset))
+    expect_value_error(f"random_split(<dataset of 20 samples>, [10, 5])", random_split,
+                       dataset, [10, 5], fix="Counts must add up to len(dataset).")
+
+    def split(seed: int | None) -> list[list[int]]:
+        kwargs = {} if seed is None else {"rng": np.random.default_rng(seed)}
+        shown = f"random_split(<dataset of 20 samples>, {lengths}, rng=default_rng({seed}))"
+        return _split_indices(shown, call(shown, random_split, dataset, lengths, **kwargs),
+                              lengths)
+
+    expect(split(0) == split(0) and split(0) != split(1), "random_split with equally seeded "
+           "generators gave different subsets, or with other seeds the same ones.\n  Likely "
+           "mistake: shuffle with the rng passed in, rng.permutation(len(dataset)).")
+    seeded = []
+    for _ in range(2):
+        call("manual_seed(3)", manual_seed, 3)
+        seeded.append(split(None))
+    expect(seeded[0] == seeded[1], "After manual_seed(3), two random_split calls without an "
+           "rng gave different subsets.\n  Likely mistake: without an rng, shuffle with "
+           "default_rng(), so that manual_seed makes the split reproducible.")
 
 
 @check

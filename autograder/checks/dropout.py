@@ -12,7 +12,7 @@ import numpy as np
 from autograder.checks._calls import set_mode, student_backward, student_forward
 from autograder.integrity import check_instance
 from autograder.registry import check
-from autograder.sandbox import construct
+from autograder.sandbox import call, construct
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, close, not_finite, when
 from course.testing.failure import expect, fail
@@ -99,7 +99,7 @@ def _expect_fresh_masks(what: str, layer, x: np.ndarray, kept: np.ndarray) -> No
 @check
 def dropout_train_forward(Dropout):
     """In training every output is 0 or x / (1 - p), about a fraction p is zeroed, and each
-    entry and each call gets its own random draw (p = 0.2, 0.5, 0.75)."""
+    entry and each call gets its own random draw (p = 0.2, 0.5, 0.75); float32 stays float32."""
     for seed, p in enumerate(DROP_PS):
         what = f"Dropout({p})"
         layer = _dropout(Dropout, p, seed)
@@ -109,6 +109,9 @@ def dropout_train_forward(Dropout):
         _expect_zero_fraction(what, 1 - float(kept.mean()), p)
         _expect_scale(what, x, y, kept, p)
         _expect_fresh_masks(what, layer, x, kept)
+    y = student_forward("Dropout(0.5)", _dropout(Dropout, 0.5, 3), np.ones((4, 5), np.float32))
+    expect(y.dtype == np.float32, f"Dropout(0.5).forward turned a float32 input into {y.dtype}: "
+           "build the mask in the input's dtype, keep.astype(x.dtype) / (1 - self.p).")
 
 
 def _dropout_backward_signatures(grad_output: np.ndarray, kept: np.ndarray,
@@ -196,9 +199,18 @@ def _masks(Dropout: type, seed: int, x: np.ndarray) -> np.ndarray:
     return student_forward("Dropout(0.5, rng=default_rng(seed))", layer, x) != 0
 
 
+def _default_masks(Dropout: type, manual_seed, x: np.ndarray) -> np.ndarray:
+    """Which entries a Dropout(0.5) built without an rng keeps on ``x`` after manual_seed(3)."""
+    call("manual_seed(3)", manual_seed, 3)
+    layer = construct(Dropout, 0.5)
+    set_mode("Dropout", layer, True)
+    return student_forward("Dropout(0.5) after manual_seed(3)", layer, x) != 0
+
+
 @check
-def dropout_uses_its_generator(Dropout):
-    """The masks come from ``rng``: equally seeded generators give equal masks, others differ."""
+def dropout_uses_its_generator(Dropout, manual_seed):
+    """The masks come from ``rng``: equally seeded generators give equal masks, others differ;
+    without one, from default_rng(), so that manual_seed makes them reproducible."""
     x = np.ones((20, 30))
     first, again = (_masks(Dropout, GENERATOR_SEEDS[0], x) for _ in range(2))
     other = _masks(Dropout, GENERATOR_SEEDS[1], x)
@@ -208,3 +220,7 @@ def dropout_uses_its_generator(Dropout):
            "  Likely mistake: the mask does not come from the layer's generator: draw it with "
            "self.rng (default_rng() when rng is None), not np.random, so that a seeded model "
            "gives the same masks every run.")
+    first, again = (_default_masks(Dropout, manual_seed, x) for _ in range(2))
+    expect(bool(np.array_equal(first, again)), "After manual_seed(3), two Dropout(0.5) layers "
+           "without an rng dropped different entries.\n  Likely mistake: without an rng, draw "
+           "the mask from default_rng(), looked up at every call, so that manual_seed works.")

@@ -25,10 +25,11 @@ ZERO_GRAD = ("optimizer.zero_grad", "model.zero_grad")
 def _pair(what: str, result: object) -> tuple[float, float]:
     expect(isinstance(result, tuple) and len(result) == 2,
            f"{what} should return a tuple (loss, accuracy), got {result!r:.100}.")
-    try:
-        return float(result[0]), float(result[1])
-    except (TypeError, ValueError):
-        fail(f"{what} should return two numbers, got {result!r:.100}.")
+    for name, value in zip(("loss", "accuracy"), result):
+        expect(isinstance(value, (float, np.floating)), f"{what} returned the {name} as "
+               f"{type(value).__name__} {value!r:.60}; return a Python float, e.g. float(loss), "
+               "so that the history holds plain numbers, not arrays.")
+    return float(result[0]), float(result[1])
 
 
 def _train(train_epoch, run: Run) -> tuple[float, float]:
@@ -124,7 +125,9 @@ def evaluate_mode(evaluate):
     loss, accuracy = _pair("evaluate", call("evaluate(model, X, y, criterion)", evaluate,
                                             run.model, run.X.copy(), run.y.copy(), run.criterion))
     names = run.names()
-    expect("model.forward" in names, f"evaluate made no forward pass; the calls: {names}")
+    passes = names.count("model.forward")
+    expect(passes == 1, f"evaluate made {passes} forward passes (the calls: {names}); compute "
+           "the logits of all of X in one forward pass, model(X).")
     expect(all(not c.training for c in run.log if c.name == "model.forward"),
            "evaluate ran the model in training mode (dropout active): call model.eval() first.")
     touched = {"criterion.backward", "model.backward", "model.zero_grad"} & set(names)
@@ -196,13 +199,22 @@ def fit_callbacks(fit):
         def step(self):
             run.log.append(Call("scheduler", "step", (), None, bool(run.net.training)))
 
+    def callback(h):
+        seen.append((h, len(h.get("train_loss", ()))))
+        run.log.append(Call("callback", "step", (), None, bool(run.net.training)))
+
     history = _fit(fit, run, epochs, test_data=(run.X[:6], run.y[:6]), scheduler=Scheduler(),
-                   callback=lambda h: seen.append((h, len(h.get("train_loss", ())))))
+                   callback=callback)
     order = [c.who for c in run.log if c.method == "step"]
     batches = len(run.loader)
-    expect(order == (["optimizer"] * batches + ["scheduler"]) * epochs, f"the optimizer and "
-           f"scheduler steps came in the order {order}; the scheduler steps once per epoch, "
+    steps = [who for who in order if who != "callback"]
+    expect(steps == (["optimizer"] * batches + ["scheduler"]) * epochs, f"the optimizer and "
+           f"scheduler steps came in the order {steps}; the scheduler steps once per epoch, "
            "after that epoch's optimizer steps.")
+    expect(order == (["optimizer"] * batches + ["scheduler", "callback"]) * epochs,
+           f"the steps and callbacks came in the order {order}: call callback(history) after "
+           "the scheduler's step, so that a callback reading the learning rate sees the next "
+           "epoch's (steps 3 and 4 in this order).")
     expect([n for _, n in seen] == list(range(1, epochs + 1)), "callback(history) should be "
            f"called once after every epoch; it saw histories of lengths {[n for _, n in seen]}.")
     expect(all(h is history for h, _ in seen), "callback should receive the history dict that "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.checks._engine_mistakes import _with_repeats
 from autograder.mutants import Mutant
 from minitorch_ref.autograd import Tensor
 from minitorch_ref.autograd import functions as F
@@ -339,6 +340,11 @@ def _function_mutant(name, target_fn, function, diagnosis, bug) -> Mutant:
     return Mutant(name, "Tensor", with_function(target_fn, function), diagnosis, bug)
 
 
+def topological_order_without_visited(root):
+    """No visited set: a tensor reached along several paths is listed once per path."""
+    return _with_repeats(root)[::-1]
+
+
 MUTANTS = [
     _function_mutant("tensor_broadcast_grad_not_summed", "Add", AddNotUnbroadcast,
                      "not summed over the broadcast dimensions",
@@ -394,4 +400,7 @@ MUTANTS = [
            "reverse topological order", "nodes processed breadth-first, not topologically"),
     Mutant("tensor_leaf_grad_assigned", "Tensor", LeafGradAssigned, "must accumulate (+=)",
            "leaves' .grad reset by every backward call"),
+    Mutant("topological_order_without_visited", "topological_order",
+           topological_order_without_visited, "keep a set of visited tensors",
+           "a tensor listed once per path"),
 ]

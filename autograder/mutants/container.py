@@ -72,6 +72,38 @@ class ModeNotPropagated(nn.Sequential):
         return self
 
 
+class GradsCopied(nn.Sequential):
+    def grads(self):
+        return [grad.copy() for grad in super().grads()]
+
+
+class LoadReplacesBuffers(nn.Sequential):
+    def load_state_dict(self, state_dict, strict=True):
+        super().load_state_dict(state_dict, strict)
+        for _, module in self.named_modules():       # the right values, in new arrays
+            for name in list(module._buffers):
+                module._buffers[name] = np.array(module._buffers[name], copy=True)
+
+
+class TrainReturnsNothing(nn.Sequential):
+    def train(self, mode=True):
+        super().train(mode)
+
+
+class StateDictBuffersFirst(nn.Sequential):
+    def state_dict(self):
+        state = super().state_dict()
+        buffers = [name for name, _ in self.named_buffers()]
+        return OrderedDict([(k, state[k]) for k in buffers]
+                           + [(k, v) for k, v in state.items() if k not in buffers])
+
+
+class LoadNothingWhenNotStrict(nn.Sequential):
+    def load_state_dict(self, state_dict, strict=True):
+        if strict:
+            super().load_state_dict(state_dict, strict)
+
+
 class StateDictReferences(nn.Sequential):
     def state_dict(self):
         state = OrderedDict((name, p.data) for name, p in self.named_parameters())
@@ -162,6 +194,16 @@ MUTANTS = [
            "zero_grad must reset", "zero_grad() leaves the children's gradients"),
     Mutant("sequential_mode_not_propagated", "Sequential", ModeNotPropagated,
            "propagated to every child", "train()/eval() only set the model's own flag"),
+    Mutant("sequential_grads_copied", "Sequential", GradsCopied, "returned copies",
+           "grads() returns copies of the gradients"),
+    Mutant("sequential_load_replaces_buffers", "Sequential", LoadReplacesBuffers,
+           "copy the saved values into the buffer", "buffers replaced by new arrays on load"),
+    Mutant("sequential_train_returns_nothing", "Sequential", TrainReturnsNothing,
+           "return self", "train() and eval() return None"),
+    Mutant("sequential_state_dict_buffers_first", "Sequential", StateDictBuffersFirst,
+           "then the buffers", "buffers before parameters in state_dict()"),
+    Mutant("sequential_load_nothing_when_not_strict", "Sequential", LoadNothingWhenNotStrict,
+           "the common keys are still copied", "strict=False loads nothing"),
     Mutant("sequential_state_dict_references", "Sequential", StateDictReferences, "no copies",
            "state_dict() returns the parameters' own arrays"),
     Mutant("sequential_setattr_keeps_registration", "Sequential", SetattrKeepsRegistration,

@@ -6,6 +6,7 @@ import numpy as np
 from autograder.mutants import Mutant
 from minitorch_ref import data
 from minitorch_ref._random import resolve_rng
+from minitorch_ref.data.dataset import _split_lengths
 
 
 class DropsPartialBatch(data.DataLoader):
@@ -56,6 +57,61 @@ class LenCountsArrays(data.TensorDataset):
         return len(self.arrays)
 
 
+class UncheckedArrays(data.TensorDataset):
+    def __init__(self, *arrays):
+        self.arrays = tuple(np.asarray(a) for a in arrays)
+
+
+class ArraysInAList(data.TensorDataset):
+    def __init__(self, *arrays):
+        super().__init__(*arrays)
+        self.arrays = list(self.arrays)
+
+
+class _ShufflesWith(data.DataLoader):
+    """A loader that shuffles with ``generator()`` instead of its rng, else default_rng()."""
+
+    def generator(self):
+        raise NotImplementedError
+
+    def __iter__(self):
+        rng, self.rng = self.rng, self.generator()
+        try:
+            yield from super().__iter__()
+        finally:
+            self.rng = rng
+
+
+class ShufflesWithGlobalRandom(_ShufflesWith):
+    def generator(self):
+        return np.random            # np.random.permutation, whatever rng says
+
+
+class ShufflesUnseeded(_ShufflesWith):
+    def generator(self):
+        return self.rng if self.rng is not None else np.random.default_rng()
+
+
+def collate_tuples_only(samples):
+    return tuple(np.stack(field) for field in zip(*samples))
+
+
+def random_split_global_random(dataset, lengths, rng=None):
+    """Shuffles with np.random, whatever rng says."""
+    return data.random_split(dataset, lengths, rng=np.random)
+
+
+def random_split_unchecked(dataset, lengths, rng=None):
+    """Cuts whatever the counts say, without checking that they add up."""
+    try:
+        counts = _split_lengths(lengths, len(dataset))
+    except ValueError:
+        counts = [int(k) for k in lengths]
+    order = resolve_rng(rng).permutation(len(dataset))
+    bounds = np.cumsum([0] + counts)
+    return [data.Subset(dataset, order[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
 def random_split_overlapping(dataset, lengths, rng=None):
     """Each subset draws its own sample of indices, so subsets overlap."""
     rng = resolve_rng(rng)
@@ -81,6 +137,20 @@ MUTANTS = [
            "order of the batches", "batches shuffled, samples within them consecutive"),
     Mutant("tensor_dataset_len_counts_arrays", "TensorDataset", LenCountsArrays,
            "number of arrays", "len(self.arrays) instead of len(self.arrays[0])"),
+    Mutant("tensor_dataset_unchecked", "TensorDataset", UncheckedArrays,
+           "should raise a ValueError", "no check of the arrays' shapes"),
+    Mutant("tensor_dataset_arrays_in_a_list", "TensorDataset", ArraysInAList, "as a tuple",
+           "self.arrays is a list"),
+    Mutant("dataloader_global_random", "DataLoader", ShufflesWithGlobalRandom,
+           "does not shuffle with its rng", "np.random.permutation, ignoring rng"),
+    Mutant("dataloader_unseeded_default", "DataLoader", ShufflesUnseeded, "manual_seed",
+           "a fresh np.random.default_rng() when rng is None"),
+    Mutant("default_collate_tuples_only", "default_collate", collate_tuples_only,
+           "return one stacked array", "plain-array samples zipped into a tuple"),
+    Mutant("random_split_global_random", "random_split", random_split_global_random,
+           "shuffle with the rng passed in", "np.random.permutation, ignoring rng"),
+    Mutant("random_split_unchecked", "random_split", random_split_unchecked,
+           "should raise a ValueError", "counts not checked against len(dataset)"),
     Mutant("random_split_overlapping", "random_split", random_split_overlapping, "overlapping",
            "one permutation per subset"),
     Mutant("random_split_in_order", "random_split", random_split_in_order, "not shuffled",

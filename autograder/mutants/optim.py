@@ -21,6 +21,12 @@ class MomentumBufferZeros(optim.SGD):
         super()._update(param, group, state)
 
 
+class StepRebindsData(optim.SGD):
+    def _update(self, param, group, state):
+        super()._update(param, group, state)
+        param.data = param.data.copy()  # as `param.data = param.data - lr * grad` leaves it
+
+
 class NesterovIgnored(optim.SGD):
     def _update(self, param, group, state):
         super()._update(param, {**group, "nesterov": False}, state)
@@ -169,6 +175,8 @@ class RMSpropCenteredIgnored(optim.RMSprop):
 
 
 MUTANTS = [
+    Mutant("sgd_step_rebinds_data", "SGD", StepRebindsData, "in place",
+           "param.data = param.data - lr * grad"),
     Mutant("sgd_momentum_buffer_reset", "SGD", MomentumBufferReset, "not kept between steps",
            "momentum buffer recreated from the gradient at every step"),
     Mutant("sgd_momentum_buffer_zeros", "SGD", MomentumBufferZeros, "started at zeros",

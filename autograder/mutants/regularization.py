@@ -45,7 +45,8 @@ class DropoutPKeeps(_Masked):
 
 class DropoutActiveInEval(nn.Dropout):
     def forward(self, x):
-        self.mask = (resolve_rng(self.rng).random(x.shape) >= self.p) / (1 - self.p)
+        keep = resolve_rng(self.rng).random(x.shape) >= self.p
+        self.mask = keep.astype(x.dtype) / (1 - self.p)
         return x * self.mask
 
 
@@ -59,7 +60,7 @@ class DropoutBackwardFreshMask(nn.Dropout):
 
 class DropoutGlobalRandom(_Masked):
     def mask_for(self, x):
-        return (np.random.random(x.shape) >= self.p) * self.scale()
+        return (np.random.random(x.shape) >= self.p).astype(x.dtype) * self.scale()
 
 
 class DropoutMaskOnce(_Masked):
@@ -67,6 +68,17 @@ class DropoutMaskOnce(_Masked):
         if getattr(self, "saved", None) is None or self.saved.shape != x.shape:
             self.saved = super().mask_for(x)
         return self.saved
+
+
+class DropoutUnseededDefault(_Masked):
+    def mask_for(self, x):
+        rng = self.rng if self.rng is not None else np.random.default_rng()
+        return (rng.random(x.shape) >= self.p).astype(x.dtype) * self.scale()
+
+
+class DropoutFloat64Mask(_Masked):
+    def mask_for(self, x):
+        return (resolve_rng(self.rng).random(x.shape) >= self.p) / (1 - self.p)
 
 
 # ---------------------------------------------------------------------------- BatchNorm1d
@@ -135,6 +147,34 @@ class GammaGradUsesInput(nn.BatchNorm1d):
         return grad_input
 
 
+class GradsAssigned(nn.BatchNorm1d):
+    def backward(self, grad_output):
+        self.weight.grad[...] = 0.0     # what `=` instead of `+=` amounts to
+        self.bias.grad[...] = 0.0
+        return super().backward(grad_output)
+
+
+class PrivateBatchCounter(nn.BatchNorm1d):
+    def _update_running_stats(self, mean, unbiased_var):
+        self._t = getattr(self, "_t", 0) + 1
+        m = 1.0 / self._t if self.momentum is None else self.momentum
+        self.running_mean = (1 - m) * self.running_mean + m * mean
+        self.running_var = (1 - m) * self.running_var + m * unbiased_var
+
+
+class SavedUnderOtherNames(nn.BatchNorm1d):
+    def forward(self, x):
+        y = super().forward(x)
+        self.xh, self.istd, self.x_hat, self.inv_std = self.x_hat, self.inv_std, None, None
+        return y
+
+    def backward(self, grad_output):
+        self.x_hat, self.inv_std = self.xh, self.istd
+        grad_input = super().backward(grad_output)
+        self.x_hat = self.inv_std = None
+        return grad_input
+
+
 MUTANTS = [
     Mutant("dropout_not_scaled", "Dropout", DropoutNotScaled, "not scaled by 1/(1-p)",
            "kept values are x, not x / (1 - p)"),
@@ -150,6 +190,16 @@ MUTANTS = [
            "masks drawn from np.random, ignoring rng"),
     Mutant("dropout_mask_once", "Dropout", DropoutMaskOnce, "drawn once",
            "the mask is drawn on the first call and reused"),
+    Mutant("dropout_unseeded_default", "Dropout", DropoutUnseededDefault, "manual_seed works",
+           "a fresh np.random.default_rng() when rng is None"),
+    Mutant("dropout_float64_mask", "Dropout", DropoutFloat64Mask, "in the input's dtype",
+           "the mask is float64 whatever the input"),
+    Mutant("batchnorm_grads_assigned", "BatchNorm1d", GradsAssigned, "instead of `+=`",
+           "weight.grad = ..., not +="),
+    Mutant("batchnorm_private_batch_counter", "BatchNorm1d", PrivateBatchCounter,
+           "num_batches_tracked", "counts batches in self._t"),
+    Mutant("batchnorm_saved_under_other_names", "BatchNorm1d", SavedUnderOtherNames,
+           "self.x_hat", "saves xh and istd"),
     Mutant("batchnorm_batch_stats_in_eval", "BatchNorm1d", BatchStatsInEval,
            "uses the batch's mean and variance", "eval normalises with the batch statistics"),
     Mutant("batchnorm_biased_running_var", "BatchNorm1d", BiasedRunningVar,

@@ -46,13 +46,26 @@ def evaluate_backpropagates(model, X, y, criterion):
     return result
 
 
+def evaluate_two_passes(model, X, y, criterion):
+    half = len(y) // 2
+    losses = [solution("evaluate")(model, X[part], y[part], criterion)
+              for part in (slice(None, half), slice(half, None))]
+    return tuple(float(np.average(values, weights=[half, len(y) - half]))
+                 for values in zip(*losses))
+
+
+def evaluate_returns_arrays(model, X, y, criterion):
+    loss, accuracy = solution("evaluate")(model, X, y, criterion)
+    return np.asarray(loss), np.asarray(accuracy)
+
+
 def evaluate_counts_correct(model, X, y, criterion):
     loss, accuracy = solution("evaluate")(model, X, y, criterion)
     return loss, accuracy * len(y)
 
 
 def _fit(evaluate_first: bool = False, overwrite: bool = False, scheduler_first: bool = False,
-         copy_to_callback: bool = False):
+         copy_to_callback: bool = False, callback_first: bool = False):
     """A fit with one of its steps misplaced."""
     train_epoch, evaluate = solution("train_epoch"), solution("evaluate")
 
@@ -71,9 +84,11 @@ def _fit(evaluate_first: bool = False, overwrite: bool = False, scheduler_first:
             for prefix, (loss, acc) in results.items():
                 for key, value in ((f"{prefix}_loss", loss), (f"{prefix}_acc", acc)):
                     history[key] = [value] if overwrite else history[key] + [value]
+            if callback is not None and callback_first:
+                callback(history)
             if scheduler is not None and not scheduler_first:
                 scheduler.step()
-            if callback is not None:
+            if callback is not None and not callback_first:
                 callback(dict(history) if copy_to_callback else history)
         return history
     return fit
@@ -99,6 +114,10 @@ MUTANTS = [
            "backward pass during evaluation"),
     Mutant("evaluate_counts_correct", "evaluate", evaluate_counts_correct, "the share",
            "accuracy as a count"),
+    Mutant("evaluate_two_passes", "evaluate", evaluate_two_passes, "one forward pass",
+           "logits of X in two halves"),
+    Mutant("evaluate_returns_arrays", "evaluate", evaluate_returns_arrays, "Python float",
+           "returns 0-d arrays"),
     Mutant("fit_evaluates_first", "fit", _fit(evaluate_first=True), "after the epoch's training",
            "evaluation before the epoch"),
     Mutant("fit_overwrites_history", "fit", _fit(overwrite=True), "one value per epoch",
@@ -107,4 +126,6 @@ MUTANTS = [
            "scheduler stepped at the start of the epoch"),
     Mutant("fit_callback_copy", "fit", _fit(copy_to_callback=True), "not a copy",
            "callback gets a copy of the history"),
+    Mutant("fit_callback_before_scheduler", "fit", _fit(callback_first=True),
+           "after the scheduler's step", "callback before scheduler.step()"),
 ]

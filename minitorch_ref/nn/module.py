@@ -210,7 +210,7 @@ class Module:
             for name, buf in module._buffers.items():
                 if buf is not None:
                     key = f"{prefix}.{name}" if prefix else name
-                    targets[key] = (buf, lambda v, m=module, n=name: m._buffers.__setitem__(n, v.copy()))
+                    targets[key] = (buf, lambda v, m=module, n=name: _store_buffer(m, n, v))
         return targets
 
     def summary(self, input_shape: tuple[int, ...]):
@@ -232,3 +232,13 @@ class Module:
             return f"{type(self).__name__}({self.extra_repr()})"
         body = "\n  ".join(([self.extra_repr()] if self.extra_repr() else []) + lines)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+def _store_buffer(module: Module, name: str, value: np.ndarray) -> None:
+    """Copy ``value`` into the buffer's own array, in place, as PyTorch does; a buffer held as
+    a number (a counter after ``+= 1``) or a read-only array gets a copy instead."""
+    buffer = module._buffers[name]
+    if isinstance(buffer, np.ndarray) and buffer.flags.writeable:
+        np.copyto(buffer, value)
+    else:
+        module._buffers[name] = np.array(value, copy=True)

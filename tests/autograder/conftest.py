@@ -16,9 +16,10 @@ def audit_verdicts() -> list[audit.Verdict]:
 
 @pytest.fixture
 def timed_out(monkeypatch) -> str:
-    """Stop a student's code after 0.3 s; what the check then says."""
+    """Stop a student's code after 0.3 s of computing; what the check then says (on a busy
+    machine the wall-clock backstop, 0.6 s, may come first: the message then says so)."""
     monkeypatch.setattr(registry, "SECONDS_PER_CHECK", 0.3)
-    return "did not finish within 0.3 s"
+    return "did not finish within"
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -183,7 +183,21 @@ class Linear:
 
 LINEAR = PARAMETER + LINEAR_CLASS
 
-MODULES = PARAMETER + '''
+GENERATOR = '''
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed):
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def default_rng():
+    return _generator
+'''
+
+MODULES = PARAMETER + GENERATOR + '''
 
 class Module:
     def __init__(self):
@@ -232,16 +246,18 @@ class Module:
         state.update((name, np.array(b)) for name, b in self.named_buffers())
         return state
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state, strict=True):
         for name, p in self.named_parameters():
-            p.data[...] = state[name]
-        self.load_buffers(state, "")
+            if strict or name in state:
+                p.data[...] = state[name]
+        self.load_buffers(state, "", strict)
 
-    def load_buffers(self, state, prefix):
+    def load_buffers(self, state, prefix, strict):
         for name in self.buffer_names:
-            setattr(self, name, np.array(state[prefix + name], dtype=float))
+            if strict or prefix + name in state:
+                getattr(self, name)[...] = state[prefix + name]
         for child_name, child in self.named_children():
-            child.load_buffers(state, f"{prefix}{child_name}.")
+            child.load_buffers(state, f"{prefix}{child_name}.", strict)
 
     def extra_repr(self):
         return ""
@@ -264,8 +280,8 @@ class Dropout(Module):
         if not self.training or self.p == 0:
             self.mask = np.ones_like(x)
             return x
-        rng = np.random.default_rng() if self.rng is None else self.rng
-        self.mask = (rng.random(x.shape) >= self.p) / (1 - self.p)
+        rng = default_rng() if self.rng is None else self.rng
+        self.mask = (rng.random(x.shape) >= self.p).astype(x.dtype) / (1 - self.p)
         return x * self.mask
 
     def backward(self, grad_output):
@@ -283,32 +299,32 @@ class BatchNorm1d(Module):
         self.bias = Parameter(np.zeros(num_features))
         self.running_mean = np.zeros(num_features)
         self.running_var = np.ones(num_features)
-        self.buffer_names = ["running_mean", "running_var"]
-        self.batches = 0
+        self.buffer_names = ["running_mean", "running_var", "num_batches_tracked"]
+        self.num_batches_tracked = np.array(0)
 
     def forward(self, x):
-        self.batch_stats = self.training
+        self.used_batch_stats = self.training
         if self.training:
             n, mean = len(x), x.mean(axis=0)
             var = ((x - mean) ** 2).mean(axis=0)
-            self.batches += 1
-            m = 1 / self.batches if self.momentum is None else self.momentum
+            self.num_batches_tracked += 1
+            m = 1 / self.num_batches_tracked if self.momentum is None else self.momentum
             self.running_mean = (1 - m) * self.running_mean + m * mean
             self.running_var = (1 - m) * self.running_var + m * var * n / (n - 1)
         else:
             mean, var = self.running_mean, self.running_var
-        self.std = np.sqrt(var + self.eps)
-        self.x_hat = (x - mean) / self.std
+        self.inv_std = 1 / np.sqrt(var + self.eps)
+        self.x_hat = (x - mean) * self.inv_std
         return self.weight.data * self.x_hat + self.bias.data
 
     def backward(self, grad_output):
         self.weight.grad += (grad_output * self.x_hat).sum(axis=0)
         self.bias.grad += grad_output.sum(axis=0)
         g = grad_output * self.weight.data
-        if not self.batch_stats:
-            return g / self.std
+        if not self.used_batch_stats:
+            return g * self.inv_std
         n = len(g)
-        return (n * g - g.sum(axis=0) - self.x_hat * (g * self.x_hat).sum(axis=0)) / (n * self.std)
+        return (n * g - g.sum(axis=0) - self.x_hat * (g * self.x_hat).sum(axis=0)) * self.inv_std / n
 
     def extra_repr(self):
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"

@@ -27,7 +27,8 @@ class Param:
 
 
 class StudentOptimizer:
-    """What a student writes: groups as dicts, per-parameter state keyed by id."""
+    """What a student writes: groups as dicts, per-parameter state keyed by id under names of
+    their own (the notebook gives PyTorch's as an example), weights updated in place."""
 
     def __init__(self, params, lr, **defaults):
         params = list(params)
@@ -60,7 +61,7 @@ class StudentSGD(StudentOptimizer):
             else:
                 state["buf"] = d.copy()
             d = d + g["momentum"] * state["buf"] if g["nesterov"] else state["buf"]
-        p.data = p.data - g["lr"] * d
+        p.data -= g["lr"] * d
 
 
 class StudentAdam(StudentOptimizer):
@@ -71,7 +72,7 @@ class StudentAdam(StudentOptimizer):
 
     def update(self, p, g, state):
         if self.decoupled:
-            p.data = p.data * (1 - g["lr"] * g["weight_decay"])
+            p.data *= 1 - g["lr"] * g["weight_decay"]
             d = p.grad
         else:
             d = p.grad + g["weight_decay"] * p.data
@@ -80,7 +81,7 @@ class StudentAdam(StudentOptimizer):
         m = state["m"] = b1 * state.get("m", 0) + (1 - b1) * d
         v = state["v"] = b2 * state.get("v", 0) + (1 - b2) * d**2
         m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
-        p.data = p.data - g["lr"] * m_hat / (np.sqrt(v_hat) + g["eps"])
+        p.data -= g["lr"] * m_hat / (np.sqrt(v_hat) + g["eps"])
 
 
 class StudentAdamW(StudentAdam):
@@ -105,7 +106,7 @@ class StudentRMSprop(StudentOptimizer):
         d = d / (np.sqrt(s) + g["eps"])
         if g["momentum"]:
             d = state["buf"] = g["momentum"] * state.get("buf", 0) + d
-        p.data = p.data - g["lr"] * d
+        p.data -= g["lr"] * d
 
 
 class StudentScheduler:

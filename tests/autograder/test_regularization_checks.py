@@ -8,8 +8,8 @@ import pytest
 from autograder import registry
 from autograder.mutants.regularization import MUTANTS
 from students import (ENDLESS_FORWARD, MODULES, STUB_BACKWARD, assert_mutants_cover, assert_says,
-                      assert_shows_no_check_code, family, family_tests, grade, notebook_class,
-                      reference_subclass, student_with)
+                      assert_shows_no_check_code, family, family_tests, grade, grade_student,
+                      notebook, notebook_class, reference_subclass, student_with)
 
 FAMILY = family("dropout", "batchnorm")
 
@@ -21,7 +21,9 @@ def test_family_has_the_expected_checks():
         "dropout_uses_its_generator", "batchnorm_forward_train", "batchnorm_backward_input", "batchnorm_backward_params",
         "batchnorm_running_stats", "batchnorm_eval",
     }
-    assert all(len(registry.CHECKS[name].targets) == 1 for name in FAMILY)
+    assert all(registry.CHECKS[name].targets[:1] in (("Dropout",), ("BatchNorm1d",))
+               for name in FAMILY)
+    assert registry.CHECKS["dropout_uses_its_generator"].targets == ("Dropout", "manual_seed")
 
 
 def test_mutants_cover_both_classes():
@@ -34,16 +36,17 @@ test_the_family_runs_fast, test_a_correct_student_passes = family_tests(FAMILY, 
 
 # --------------------------------------------------------------------------- students
 def test_a_binomial_dropout_passes_too():
-    dropout = student_with("Dropout", '''
-def forward(self, x):
-    keep = 1 - self.p if self.training else 1.0
-    rng = np.random.default_rng() if self.rng is None else self.rng
-    self.mask = rng.binomial(1, keep, size=x.shape) / keep
-    return x * self.mask
-''', MODULES)
+    student = notebook(MODULES + '''
+class Binomial(Dropout):
+    def forward(self, x):
+        keep = 1 - self.p if self.training else 1.0
+        rng = default_rng() if self.rng is None else self.rng
+        self.mask = rng.binomial(1, keep, size=x.shape).astype(x.dtype) / keep
+        return x * self.mask
+''')
     for name in ("dropout_train_forward", "dropout_backward", "dropout_eval", "dropout_p_zero",
                  "dropout_uses_its_generator"):
-        assert grade(name, dropout) is None, name
+        assert grade_student(name, student, Dropout=student["Binomial"]) is None, name
 
 
 def test_an_endless_forward_is_stopped(timed_out):
@@ -132,7 +135,7 @@ def test_reusing_the_reference_scores_zero():
 
 @pytest.mark.parametrize("name", FAMILY)
 def test_messages_show_no_check_code(name):
-    broken = notebook_class(MODULES + '''
+    student = notebook(MODULES + '''
 class Broken(BatchNorm1d):
     def __init__(self, *args, **kwargs):
         super().__init__(kwargs.get("num_features", args[0] if args and args[0] >= 1 else 3))
@@ -140,5 +143,6 @@ class Broken(BatchNorm1d):
         return x[::-1]
     def backward(self, grad_output):
         return grad_output[::-1]
-''', "Broken")
-    assert_shows_no_check_code(grade(name, broken))
+''')
+    target = registry.CHECKS[name].targets[0]
+    assert_shows_no_check_code(grade_student(name, student, **{target: student["Broken"]}))
