@@ -17,6 +17,7 @@ import numpy as np
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, finite, scaled, when
 from course.testing.failure import expect, fail
+from autograder.checks._calls import expect_value_error
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import gradcheck as ref
@@ -214,10 +215,18 @@ def rel_error_signatures(a: np.ndarray, b: np.ndarray) -> tuple[Signature, ...]:
 
 @check
 def rel_error_values(rel_error):
-    """rel_error(a, b) = ||a - b|| / (||a|| + ||b||): 0 if equal, 1 for a and -a, 0 for zeros."""
+    """rel_error(a, b) = ||a - b|| / (||a|| + ||b||): 0 if equal, 1 for a and -a, 0 for zeros;
+    a Python float; arrays of different shapes raise a ValueError naming both."""
     for text, a, b in _rel_error_cases():
         what = f"rel_error({text})"
-        got = as_array(what, call(what, rel_error, a.copy(), b.copy()))
+        result = call(what, rel_error, a.copy(), b.copy())
+        got = as_array(what, result)
         expect(got.size == 1, f"{what} should be one number, got an array of shape {got.shape}.")
         expect_close(what, got.reshape(()), ref.rel_error(a, b),
                      signatures=rel_error_signatures(a, b))
+        expect(isinstance(result, float), f"{what} returned {type(result).__name__}; return a "
+               "Python float, float(...), as the text asks.")
+    v = np.arange(1.0, 4.0)
+    expect_value_error("rel_error of arrays of shapes (3,) and (3, 1)", rel_error, v, v[:, None],
+                       naming=("(3,)", "(3, 1)"), fix="Compare the shapes first: numpy would "
+                       "broadcast them to (3, 3) and give a meaningless number.")

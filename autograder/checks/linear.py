@@ -61,6 +61,9 @@ def linear_forward(Linear):
     student, reference = twins("Linear", Linear, ref.Linear, 3, 2, params=PARAMS, seed=4)
     expect_forward("Linear", student, reference, large.inputs(2)[0], large)
     for case, student, reference, x, _ in _layers(Linear, bias=False):
+        expect(getattr(student, "bias", 0) is None, "Linear(..., bias=False).bias should be "
+               "None, not a Parameter of zeros: a bias parameter would be listed, trained and "
+               "printed as bias=True.")
         expect_forward("Linear(bias=False)", student, reference, x, case)
 
 

@@ -17,6 +17,15 @@ def affine_bias_per_row(X, W, b):
     return X @ W + b[:, None]
 
 
+def affine_lenient(X, W, b):
+    """Refuses a 1-D X and a b of the wrong length only: b (1, d_out) and a 3-D X pass."""
+    X, W, b = np.asarray(X), np.asarray(W), np.asarray(b)
+    if X.ndim == 1 or W.shape[0] != X.shape[-1] or b.shape[-1] != W.shape[1] or b.ndim > 1 \
+            and b.shape[0] != 1:
+        raise ValueError(f"affine got X {X.shape}, W {W.shape} and b {b.shape}")
+    return X @ W + b
+
+
 def affine_unchecked(X, W, b):
     return np.asarray(X) @ np.asarray(W) + np.asarray(b)
 
@@ -56,6 +65,8 @@ MUTANTS = [
            "returns X @ W"),
     Mutant("affine_bias_per_row", "affine", affine_bias_per_row, "b[:, None]",
            "adds b along the batch axis"),
+    Mutant("affine_lenient", "affine", affine_lenient, "should raise a ValueError",
+           "accepts b of shape (1, d_out) and a 3-D X"),
     Mutant("affine_unchecked", "affine", affine_unchecked, "should raise a ValueError",
            "no shape checks, so a 1-D x silently works"),
     Mutant("standardize_rows", "standardize", standardize_rows, "each row",

@@ -66,6 +66,20 @@ def rel_error_elementwise(a, b):
     return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
 
 
+def rel_error_broadcasts(a, b):
+    """No shape check: numpy broadcasts (3,) against (3, 1)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(a) + np.linalg.norm(b), 1e-300))
+
+
+def rel_error_array(a, b):
+    """Returns a 0-d array, not a float."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes {a.shape} and {b.shape} differ")
+    return np.array(np.linalg.norm(a - b) / max(np.linalg.norm(a) + np.linalg.norm(b), 1e-300))
+
+
 def rel_error_no_floor(a, b):
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     with np.errstate(all="ignore"):
@@ -85,6 +99,10 @@ MUTANTS = [
            "only the first axis", "for i in range(len(x)) perturbs whole rows"),
     Mutant("rel_error_elementwise", "rel_error", rel_error_elementwise, "largest elementwise",
            "CS231n's max elementwise relative error"),
+    Mutant("rel_error_broadcasts", "rel_error", rel_error_broadcasts, "should raise a ValueError",
+           "no shape check, numpy broadcasts"),
+    Mutant("rel_error_array", "rel_error", rel_error_array, "Python float",
+           "returns a 0-d array"),
     Mutant("rel_error_no_floor", "rel_error", rel_error_no_floor, "two zero arrays must be 0",
            "0 / 0 = nan for two zero arrays"),
 ]

@@ -69,6 +69,13 @@ class BiasDrawnFirst(nn.Linear):
         self.weight.data = rng.uniform(-bound, bound, (in_features, out_features)).astype(dtype)
 
 
+class ZeroBiasWhenNone(nn.Linear):
+    def __init__(self, in_features, out_features, bias=True, **kwargs):
+        super().__init__(in_features, out_features, bias, **kwargs)
+        if not bias:                       # a Parameter of zeros instead of None
+            self.bias = nn.Parameter(np.zeros(out_features))
+
+
 class IgnoresDtype(nn.Linear):
     def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
         super().__init__(in_features, out_features, bias, rng=rng)
@@ -96,6 +103,8 @@ MUTANTS = [
            "`=` instead of `+=` for the parameter gradients"),
     Mutant("linear_input_grad_sign", "Linear", InputGradSignFlipped, "sign is flipped",
            "dL/dx with the wrong sign"),
+    Mutant("linear_bias_of_zeros", "Linear", ZeroBiasWhenNone, "should be None",
+           "bias=False keeps a Parameter of zeros"),
     Mutant("linear_forward_without_bias", "Linear", ForwardWithoutBias, "without the bias",
            "forward forgets + b"),
     Mutant("linear_standard_normal_init", "Linear", StandardNormalInit, "1/sqrt(in_features)",

@@ -30,6 +30,8 @@ def student_numerical_gradient(f, x, h=1e-5):
 
 
 def student_rel_error(a, b):
+    if np.shape(a) != np.shape(b):
+        raise ValueError(f"rel_error: shapes {np.shape(a)} and {np.shape(b)} differ")
     num = np.sqrt(np.sum((a - b) ** 2))
     den = np.sqrt(np.sum(a**2)) + np.sqrt(np.sum(b**2))
     return 0.0 if den == 0 else num / den
