@@ -34,6 +34,16 @@ def expect_value_error(what: str, function: Callable, *args, naming: tuple[str, 
         fail(f"{what} should raise a ValueError, and it returned a result. {fix}")
 
 
+def twice_after_seed(manual_seed: Callable, produce: Callable[[], object], seed: int = 3) -> tuple:
+    """``produce()`` twice, each time right after the notebook's ``manual_seed(seed)``: equal
+    results mean the student's code draws from the generator manual_seed resets."""
+    results = []
+    for _ in range(2):
+        call(f"manual_seed({seed})", manual_seed, seed)
+        results.append(produce())
+    return tuple(results)
+
+
 def set_mode(what: str, module: object, training: bool) -> None:
     """``module.train()`` or ``module.eval()``; a missing method or an error fails the check."""
     name = "train" if training else "eval"

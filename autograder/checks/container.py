@@ -312,7 +312,7 @@ def sequential_grads(Sequential, Linear, ReLU):
 def _expect_grads_themselves(built) -> None:
     """grads() returns the gradient arrays themselves: a backward pass adding into param.grad
     shows in the list grads() returned before it."""
-    grads, read = kept_result("Sequential.grads()", built.model, "grads")
+    _, read = kept_result("Sequential.grads()", built.model, "grads")
     before = [as_array(f"Sequential.grads()[{i}]", g).copy() for i, g in enumerate(read())]
     for label, leaf, name in built.params():
         shift_in_place(f"{label}.grad", call(label, getattr, leaf, name), "grad", 1.0)

@@ -18,7 +18,7 @@ from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import close, diagnose, when
 from course.testing.failure import expect, fail
-from autograder.checks._calls import expect_value_error
+from autograder.checks._calls import expect_value_error, twice_after_seed
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call
@@ -230,10 +230,7 @@ def _expect_seeded_orders(DataLoader, manual_seed) -> None:
            "np.random.default_rng(5)) gave different orders, or generators with other seeds "
            "the same ones.\n  Likely mistake: the loader does not shuffle with its rng: draw "
            "the permutation with self.rng when it is given.")
-    seeded = []
-    for _ in range(2):
-        call("manual_seed(3)", manual_seed, 3)
-        seeded.append(_shuffled_orders(DataLoader, None))
+    seeded = twice_after_seed(manual_seed, lambda: _shuffled_orders(DataLoader, None))
     expect(seeded[0] == seeded[1], "After manual_seed(3), two loaders without an rng gave "
            "different orders.\n  Likely mistake: without an rng, shuffle with default_rng(), "
            "looked up when the epoch starts, so that manual_seed makes training reproducible.")
@@ -352,7 +349,7 @@ def random_split_partition(random_split, manual_seed):
     what = f"random_split(<dataset of 20 samples>, {lengths})"
     subsets = call(what, random_split, dataset, lengths)
     expect_partition(what, _split_indices(what, subsets, lengths), len(dataset))
-    expect_value_error(f"random_split(<dataset of 20 samples>, [10, 5])", random_split,
+    expect_value_error("random_split(<dataset of 20 samples>, [10, 5])", random_split,
                        dataset, [10, 5], fix="Counts must add up to len(dataset).")
 
     def split(seed: int | None) -> list[list[int]]:
@@ -364,10 +361,7 @@ def random_split_partition(random_split, manual_seed):
     expect(split(0) == split(0) and split(0) != split(1), "random_split with equally seeded "
            "generators gave different subsets, or with other seeds the same ones.\n  Likely "
            "mistake: shuffle with the rng passed in, rng.permutation(len(dataset)).")
-    seeded = []
-    for _ in range(2):
-        call("manual_seed(3)", manual_seed, 3)
-        seeded.append(split(None))
+    seeded = twice_after_seed(manual_seed, lambda: split(None))
     expect(seeded[0] == seeded[1], "After manual_seed(3), two random_split calls without an "
            "rng gave different subsets.\n  Likely mistake: without an rng, shuffle with "
            "default_rng(), so that manual_seed makes the split reproducible.")

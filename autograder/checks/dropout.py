@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._calls import set_mode, student_backward, student_forward
+from autograder.checks._calls import (
+    set_mode, student_backward, student_forward, twice_after_seed,
+)
 from autograder.integrity import check_instance
 from autograder.registry import check
-from autograder.sandbox import call, construct
+from autograder.sandbox import construct
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, close, not_finite, when
 from course.testing.failure import expect, fail
@@ -199,9 +201,8 @@ def _masks(Dropout: type, seed: int, x: np.ndarray) -> np.ndarray:
     return student_forward("Dropout(0.5, rng=default_rng(seed))", layer, x) != 0
 
 
-def _default_masks(Dropout: type, manual_seed, x: np.ndarray) -> np.ndarray:
-    """Which entries a Dropout(0.5) built without an rng keeps on ``x`` after manual_seed(3)."""
-    call("manual_seed(3)", manual_seed, 3)
+def _default_masks(Dropout: type, x: np.ndarray) -> np.ndarray:
+    """Which entries a Dropout(0.5) built without an rng keeps on ``x``."""
     layer = construct(Dropout, 0.5)
     set_mode("Dropout", layer, True)
     return student_forward("Dropout(0.5) after manual_seed(3)", layer, x) != 0
@@ -220,7 +221,7 @@ def dropout_uses_its_generator(Dropout, manual_seed):
            "  Likely mistake: the mask does not come from the layer's generator: draw it with "
            "self.rng (default_rng() when rng is None), not np.random, so that a seeded model "
            "gives the same masks every run.")
-    first, again = (_default_masks(Dropout, manual_seed, x) for _ in range(2))
+    first, again = twice_after_seed(manual_seed, lambda: _default_masks(Dropout, x))
     expect(bool(np.array_equal(first, again)), "After manual_seed(3), two Dropout(0.5) layers "
            "without an rng dropped different entries.\n  Likely mistake: without an rng, draw "
            "the mask from default_rng(), looked up at every call, so that manual_seed works.")
