@@ -6,6 +6,7 @@ from typing import Callable
 
 import numpy as np
 
+from autograder.remote.agent import warned
 from autograder.remote.proxy import Remote
 from autograder.sandbox import call
 from course.testing.compare import as_array
@@ -32,6 +33,21 @@ def expect_value_error(what: str, function: Callable, *args, naming: tuple[str, 
         fail(f"{what} raised {type(error).__name__}: {error}; raise a ValueError instead. {fix}")
     else:
         fail(f"{what} should raise a ValueError, and it returned a result. {fix}")
+
+
+def expect_no_warnings(what: str, function: Callable, *args, where: str, fix: str):
+    """``function(*args)``, which must raise no floating-point warning (numpy's overflow,
+    division by zero or invalid value, whatever the notebook set with np.seterr); its value.
+    Graded from outside, the warnings are collected in the student's kernel."""
+    if isinstance(function, Remote):
+        value, caught = call(what, function._session.send, "warned", function, list(args), {})
+    else:
+        value, caught = call(what, warned, function, *args)
+    if caught:
+        more = f" (and {len(caught) - 1} more warnings)" if len(caught) > 1 else ""
+        fail(f"{what} raised {caught[0]}{more} on {where}. The values are right, but a "
+             f"stable implementation raises no warning: {fix}")
+    return value
 
 
 def twice_after_seed(manual_seed: Callable, produce: Callable[[], object], seed: int = 3) -> tuple:

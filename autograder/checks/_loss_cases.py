@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autograder.checks._calls import expect_unchanged, placed
+from autograder.checks._calls import expect_no_warnings, expect_unchanged, placed
 from autograder.checks._fd import fd_verdict
 from autograder.integrity import check_instance
 from autograder.sandbox import call, construct
@@ -196,9 +196,10 @@ def quiet() -> Iterator[None]:
         yield
 
 
-def check_stable(Student: type, family: Family, inputs: tuple) -> None:
+def check_stable(Student: type, family: Family, inputs: tuple, fix: str) -> None:
     """Extreme inputs ``(where, pred, target, value_signatures, grad_signatures)``: the loss
-    and dL/dpred must be finite and exact (no finite differences: the values are huge)."""
+    and dL/dpred must be finite and exact (no finite differences: the values are huge), and
+    computed without a floating-point warning (``fix`` says how)."""
     for where, pred, target, value_signatures, grad_signatures in inputs:
         student, reference = construct(Student), family.reference()
         check_instance(family.name, student)
@@ -207,3 +208,6 @@ def check_stable(Student: type, family: Family, inputs: tuple) -> None:
             expect_value(family, student, reference, pred, target, case, where, value_signatures)
             expect_grad(family, student, reference, pred, target, case, where, grad_signatures,
                         fd=False)
+        expect_no_warnings(f"{family.name}.forward", student.forward, pred.copy(),
+                           target.copy(), where=where, fix=fix)
+        expect_no_warnings(f"{family.name}.backward", student.backward, where=where, fix=fix)

@@ -96,11 +96,16 @@ def _tanh_backward_signatures(x, g, kwargs):
 
 
 SIGMOID = Family("Sigmoid", ref.Sigmoid, (({}, BASIC + LARGE),),
-                 _sigmoid_forward_signatures, _sigmoid_backward_signatures)
+                 _sigmoid_forward_signatures, _sigmoid_backward_signatures,
+                 stable="evaluate exp only at non-positive numbers, e = np.exp(-np.abs(x)), then "
+                        "1 / (1 + e) where x >= 0 and e / (1 + e) where x < 0. np.where(c, a, "
+                        "b) computes both a and b on the whole array, so an exp(x) or exp(-x) in "
+                        "either branch overflows somewhere.")
 
 
 TANH = Family("Tanh", ref.Tanh, (({}, BASIC + LARGE),),
-              _tanh_forward_signatures, _tanh_backward_signatures)
+              _tanh_forward_signatures, _tanh_backward_signatures,
+              stable="use np.tanh instead of exponentials.")
 
 
 # --------------------------------------------------------------------------- GELU
@@ -195,7 +200,7 @@ def leaky_relu_backward_at_zero(LeakyReLU):
 
 @check
 def sigmoid_forward(Sigmoid):
-    """1 / (1 + exp(-x)), finite and exact for x = +-1000."""
+    """1 / (1 + exp(-x)), finite and exact for x = +-1000, without overflow warnings."""
     check_forward(SIGMOID, Sigmoid)
 
 
@@ -213,7 +218,7 @@ def sigmoid_float32(Sigmoid):
 
 @check
 def tanh_forward(Tanh):
-    """tanh(x), finite and exact for x = +-1000."""
+    """tanh(x), finite and exact for x = +-1000, without overflow warnings."""
     check_forward(TANH, Tanh)
 
 

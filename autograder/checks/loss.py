@@ -107,7 +107,8 @@ def _signs(a: np.ndarray) -> np.ndarray:
 
 @check
 def bce_loss_edge_cases(BCELoss):
-    """p exactly 0 or 1: a finite loss (logs clamped at -100) and a finite gradient."""
+    """p exactly 0 or 1: the loss with each log clamped at -100, the gradient divided by
+    max(p(1 - p), 1e-12), as in PyTorch."""
     pred, target = BCE_EDGE
     student, reference = construct(BCELoss), ref.BCELoss()
     check_instance("BCELoss", student)
@@ -123,10 +124,25 @@ def bce_loss_edge_cases(BCELoss):
     inside = (pred > 0) & (pred < 1)
     expect_close("BCELoss.backward(): dL/dpred where 0 < p < 1", got[inside], expected[inside],
                  BCE_EDGE_WHERE)
-    if not close(_signs(got[~inside]), _signs(expected[~inside]), 0, 0):
-        fail(mismatch("BCELoss.backward(): dL/dpred where p is 0 or 1", got[~inside],
-                      expected[~inside], BCE_EDGE_WHERE) +
-             "\n  Where p equals y the gradient is 0; elsewhere it has the sign of p - y.")
+    expect_close("BCELoss.backward(): dL/dpred where p is 0 or 1", got[~inside],
+                 expected[~inside], BCE_EDGE_WHERE, _edge_signatures(expected[~inside]))
+
+
+def _edge_signatures(expected: np.ndarray) -> Signatures:
+    """A gradient at p in {0, 1} of the wrong size, nonzero where p = y, or of the wrong sign."""
+    zero = expected == 0
+    signs_right = lambda got: close(_signs(got[~zero]), _signs(expected[~zero]), 0, 0)  # noqa: E731
+    floor = ("PyTorch divides by max(p(1 - p), 1e-12), so where p is 0 or 1 the gradient is "
+             f"(p - y) / 1e-12 / M (here +-{np.abs(expected).max():.3g}), and 0 where p = y.")
+    return (
+        when("floor", lambda got, e: signs_right(got) and not got[zero].any(),
+             f"the signs are right but not the size: {floor} Another epsilon gives another size."),
+        when("clipped", lambda got, e: signs_right(got) and got[zero].all(),
+             f"the gradient is not 0 where p equals y: clipping p to [eps, 1 - eps] moves it off "
+             f"0 and 1, so p - y is no longer 0 there. Leave p as it is: {floor}"),
+        when("signs", lambda got, e: True,
+             f"where p equals y the gradient is 0; elsewhere it has the sign of p - y. {floor}"),
+    )
 
 
 # ---------------------------------------------------------------------------- BCEWithLogitsLoss
@@ -184,5 +200,8 @@ LOGITS_STABILITY = (
 
 @check
 def bce_with_logits_loss_stability(BCEWithLogitsLoss):
-    """Logits of magnitude 40 to 1000, both signs: exact, finite loss and gradient."""
-    check_stable(BCEWithLogitsLoss, BCE_LOGITS, LOGITS_STABILITY)
+    """Logits of magnitude 40 to 1000, both signs: exact, finite loss and gradient, computed
+    without floating-point warnings."""
+    check_stable(BCEWithLogitsLoss, BCE_LOGITS, LOGITS_STABILITY,
+                 "the loss as (1 - y) * x + np.logaddexp(0, -x), and sigmoid(x) in backward "
+                 "as the stable Sigmoid()(x) or np.exp(-np.logaddexp(0, -x)).")

@@ -86,16 +86,22 @@ SOFTMAX_VARIANTS = (({}, BASIC + LARGE),
 
 
 SOFTMAX = Family("Softmax", ref.Softmax, SOFTMAX_VARIANTS,
-                 _softmax_forward_signatures, _softmax_backward_signatures)
+                 _softmax_forward_signatures, _softmax_backward_signatures,
+                 stable="subtract the maximum along dim before exp, so that exp only sees "
+                        "values <= 0 and the sum is at least 1.")
 
 
 LOG_SOFTMAX = Family("LogSoftmax", ref.LogSoftmax, SOFTMAX_VARIANTS,
-                     _log_softmax_forward_signatures, _log_softmax_backward_signatures)
+                     _log_softmax_forward_signatures, _log_softmax_backward_signatures,
+                     stable="compute (x - m) - log(sum(exp(x - m), axis=dim, keepdims=True)) "
+                            "with m = x.max(axis=dim, keepdims=True): exp then only sees values "
+                            "<= 0 and log a sum of at least 1; never take the log of a softmax.")
 
 
 @check
 def softmax_forward(Softmax):
-    """exp(x) / sum(exp(x)) along dim (-1, 0, and 1 of a 3-d input), stable for logits ~1000."""
+    """exp(x) / sum(exp(x)) along dim (-1, 0, and 1 of a 3-d input), stable for logits ~1000
+    (exact, without overflow warnings)."""
     check_forward(SOFTMAX, Softmax)
 
 
@@ -113,7 +119,8 @@ def softmax_float32(Softmax):
 
 @check
 def log_softmax_forward(LogSoftmax):
-    """x - logsumexp(x) along dim, finite where the softmax underflows (gaps of ~1000)."""
+    """x - logsumexp(x) along dim, finite where the softmax underflows (gaps of ~1000), without
+    floating-point warnings."""
     check_forward(LOG_SOFTMAX, LogSoftmax)
 
 

@@ -68,6 +68,20 @@ class SigmoidUnstable(nn.Sigmoid):
             return np.exp(x) / (1 + np.exp(x))
 
 
+class SigmoidNaive(nn.Sigmoid):
+    """Exact everywhere (1 / inf = 0 at x = -1000), after an overflow warning."""
+
+    def function(self, x):
+        return 1 / (1 + np.exp(-x))
+
+
+class SigmoidWhereBothBranches(nn.Sigmoid):
+    """np.where picks the finite branch, but computes both: exact values, overflow warnings."""
+
+    def function(self, x):
+        return np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x)))
+
+
 class SigmoidFloat32Output(nn.Sigmoid):
     def function(self, x):
         return special.expit(x).astype(np.float32)
@@ -142,6 +156,14 @@ class LogSoftmaxUnstable(nn.LogSoftmax):
             return x - np.log(np.exp(x).sum(axis=self.dim, keepdims=True))
 
 
+class LogSoftmaxPatchedLog(nn.LogSoftmax):
+    """log(softmax(x)) with its -inf entries replaced: exact, after a log(0) warning."""
+
+    def function(self, x):
+        exact = super().function(x)
+        return np.where(exact > -700, np.log(special.softmax(x, axis=self.dim)), exact)
+
+
 class LogSoftmaxBackwardWithoutExp(nn.LogSoftmax):
     def input_gradient(self, grad_output):
         return grad_output - self.output * grad_output.sum(axis=self.dim, keepdims=True)
@@ -173,6 +195,10 @@ MUTANTS = [
            "(1 - y) factor", "sigmoid' = y"),
     Mutant("sigmoid_unstable", "Sigmoid", SigmoidUnstable, "exp overflows",
            "exp(x) / (1 + exp(x)): NaN at x = 1000"),
+    Mutant("sigmoid_naive", "Sigmoid", SigmoidNaive, "raised RuntimeWarning: overflow",
+           "1 / (1 + exp(-x)): exact, with an overflow warning at x = -1000"),
+    Mutant("sigmoid_where_both_branches", "Sigmoid", SigmoidWhereBothBranches,
+           "computes both a and b", "np.where over two exp branches: exact, with warnings"),
     Mutant("sigmoid_float32_output", "Sigmoid", SigmoidFloat32Output, "keep the input's dtype",
            "float32 output for a float64 input"),
     Mutant("sigmoid_float64_output", "Sigmoid", SigmoidFloat64Output, "keep the input's dtype",
@@ -199,6 +225,8 @@ MUTANTS = [
            "log(softmax(x)): -inf for large gaps"),
     Mutant("log_softmax_unstable", "LogSoftmax", LogSoftmaxUnstable, "Subtract the maximum",
            "x - log(sum(exp(x))) without the max: -inf for logits ~1000"),
+    Mutant("log_softmax_patched_log", "LogSoftmax", LogSoftmaxPatchedLog,
+           "raised RuntimeWarning: divide by zero", "log(softmax(x)), -inf entries replaced"),
     Mutant("log_softmax_backward_without_exp", "LogSoftmax", LogSoftmaxBackwardWithoutExp,
            "exp(output)", "backward uses the log-probabilities as the softmax"),
     Mutant("log_softmax_diagonal_jacobian", "LogSoftmax", LogSoftmaxDiagonalJacobian, "diagonal",

@@ -58,11 +58,32 @@ class BCEGradNotDivided(nn.BCELoss):
         return (self.pred - self.target) * self._scale(self.pred.size)
 
 
+class BCEGradFloorTooLarge(nn.BCELoss):
+    """Finite, with the right signs at p in {0, 1}, but 10^4 times smaller than PyTorch's."""
+
+    def backward(self):
+        p, y = self.pred, self.target
+        return (p - y) / np.maximum(p * (1 - p), 1e-8) * self._scale(p.size)
+
+
+class BCEGradClippedP(nn.BCELoss):
+    def backward(self):
+        p, y = np.clip(self.pred, 1e-7, 1 - 1e-7), self.target
+        return (p - y) / (p * (1 - p)) * self._scale(p.size)
+
+
 # ---------------------------------------------------------------------------- BCEWithLogitsLoss
 class LogitsNaiveLogSigmoid(nn.BCEWithLogitsLoss):
     def forward(self, pred, target):
         super().forward(pred, target)
         return self._reduce((1 - target) * pred - np.log(1 / (1 + np.exp(-pred))))
+
+
+class LogitsNaiveSigmoidBackward(nn.BCEWithLogitsLoss):
+    """Exact dL/dx (1 / inf = 0 at x = -1000), after an overflow warning."""
+
+    def backward(self):
+        return (1 / (1 + np.exp(-self.pred)) - self.target) * self._scale(self.pred.size)
 
 
 # ---------------------------------------------------------------------------- CrossEntropyLoss
@@ -128,8 +149,14 @@ MUTANTS = [
            "log(0) = -inf for p in {0, 1}"),
     Mutant("bce_grad_not_divided", "BCELoss", BCEGradNotDivided, "without dividing by p(1 - p)",
            "dL/dp = (p - y) / M"),
+    Mutant("bce_grad_floor_too_large", "BCELoss", BCEGradFloorTooLarge, "max(p(1 - p), 1e-12)",
+           "dL/dp = (p - y) / max(p(1 - p), 1e-8) / M"),
+    Mutant("bce_grad_clipped_p", "BCELoss", BCEGradClippedP, "max(p(1 - p), 1e-12)",
+           "backward clips p to [1e-7, 1 - 1e-7]"),
     Mutant("bce_logits_naive_log_sigmoid", "BCEWithLogitsLoss", LogitsNaiveLogSigmoid,
            "large negative logits", "-log(sigmoid(x)) + (1 - y) x with a naive sigmoid"),
+    Mutant("bce_logits_naive_sigmoid_backward", "BCEWithLogitsLoss", LogitsNaiveSigmoidBackward,
+           "raised RuntimeWarning: overflow", "backward's sigmoid 1 / (1 + exp(-x)): exact, warns"),
     Mutant("cross_entropy_naive_softmax", "CrossEntropyLoss", CrossEntropyNaiveSoftmax,
            "log-sum-exp trick", "exp(z) without subtracting the max"),
     Mutant("cross_entropy_log_of_clamped_softmax", "CrossEntropyLoss",

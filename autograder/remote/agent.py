@@ -17,6 +17,7 @@ import json
 import signal
 import time
 import traceback
+import warnings
 
 import numpy as np
 
@@ -25,6 +26,9 @@ BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
                   "Philox": np.random.Philox, "SFC64": np.random.SFC64}
 BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
 AGENT_FILE = "<grader-agent>"
+# numpy's default floating-point error handling, restored for the calls ``op_warned`` watches
+# whatever the notebook set with np.seterr: these become RuntimeWarnings, underflow does not.
+FLOATING_POINT = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
 # The grader's requests travel as a Jupyter message type of their own (see ``serve``).
 REQUEST, REPLY = "grader_request", "grader_reply"
 
@@ -115,6 +119,16 @@ def student_frame(error: BaseException) -> str:
     return f"\n  at line {frame.lineno} of your {frame.name}(): {(frame.line or '').strip()}"
 
 
+def warned(function, *args, **kwargs) -> tuple:
+    """``function(*args, **kwargs)`` and the RuntimeWarnings it raised, as text, under numpy's
+    default floating-point error handling (``FLOATING_POINT``)."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(**FLOATING_POINT):
+        warnings.simplefilter("always")
+        value = function(*args, **kwargs)
+    return value, [f"{w.category.__name__}: {w.message}" for w in caught
+                   if issubclass(w.category, RuntimeWarning)]
+
+
 def _code_names(code):
     yield from code.co_names
     for const in code.co_consts:
@@ -185,6 +199,11 @@ class Agent:
 
     def op_call(self, function, args: list, kwargs: dict):
         return function(*args, **kwargs)
+
+    def op_warned(self, function, args: list, kwargs: dict) -> tuple:
+        """``op_call``, and the RuntimeWarnings (numpy's overflow, division by zero, invalid
+        value) the call raised, as text: ``(value, ["RuntimeWarning: overflow ...", ...])``."""
+        return warned(function, *args, **kwargs)
 
     def op_builtin(self, name: str, *args):
         return BUILTINS[name](*args)

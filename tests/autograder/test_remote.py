@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from autograder.checks._calls import student_forward
+from autograder.checks._calls import expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
 from autograder.remote.channel import Channel
 from autograder.remote.errors import RemoteError
@@ -52,6 +52,14 @@ class Zeroing:
     def forward(self, x):
         x[x < 0] = 0
         return x
+
+
+class NaiveSigmoid:
+    def forward(self, x):
+        return 1 / (1 + np.exp(-x))
+
+
+np.seterr(all="ignore")     # a notebook that silences numpy's warnings
 '''
 
 
@@ -163,6 +171,15 @@ def test_a_forward_that_writes_into_its_input_is_seen(session):
     with pytest.raises(CheckFailure, match="modified its input array in place"):
         student_forward("Zeroing", session.lookup("Zeroing")(), x)
     assert student_forward("Layer", session.lookup("Layer")(2), x).tolist() == [[-0.0, 2.0]]
+
+
+def test_floating_point_warnings_are_seen_whatever_the_notebook_set(session):
+    """The values are exact (1 / inf = 0), the overflow is reported, np.seterr or not."""
+    forward = session.lookup("NaiveSigmoid")().forward
+    with pytest.raises(CheckFailure, match="raised RuntimeWarning: overflow encountered in exp"):
+        expect_no_warnings("NaiveSigmoid.forward", forward, np.array([-1000.0]), where="x", fix="")
+    assert expect_no_warnings("NaiveSigmoid.forward", forward, np.array([0.0]), where="x",
+                              fix="").tolist() == [0.5]
 
 
 def test_only_data_and_the_students_objects_are_sent(session):
