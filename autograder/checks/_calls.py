@@ -6,12 +6,12 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.remote.agent import warned
-from autograder.remote.proxy import Remote
+from autograder.remote.agent import as_of_now, warned, write_array
+from autograder.remote.proxy import Remote, RemoteError
 from autograder.sandbox import call
 from course.testing.compare import as_array
 from course.testing.diagnose import close
-from course.testing.failure import expect, fail
+from course.testing.failure import CheckFailure, expect, fail
 
 
 def method(obj: object, name: str):
@@ -80,18 +80,28 @@ def placed(x: np.ndarray, beside: object) -> tuple[object, Callable[[], np.ndarr
     return given, lambda: given
 
 
-def kept_result(what: str, obj: object, name: str) -> tuple[object, Callable[[], object]]:
-    """``obj.<name>()``, and a reader of what that very result holds later.
+def kept_call(what: str, function: Callable, *args, **kwargs) -> tuple[object, Callable[[], object]]:
+    """``function(*args, **kwargs)`` itself, and a reader of what that very result holds later.
 
-    Graded from outside, the result (a dict, say) stays in the student's kernel: sent back as
-    data it would be a copy, and a later change to the arrays it shares would go unseen."""
-    if isinstance(obj, Remote):
-        session = obj._session
-        bound = call(what, getattr, obj, name)
-        result = call(what, session.send, "held", "call", bound, [], {})
+    Graded from outside, the result (a dict, an array) stays in the student's kernel: sent
+    back as data it would be a copy, so a later change to it would go unseen and ``is``
+    could not tell that it is the object the function was given."""
+    if isinstance(function, Remote):
+        session = function._session
+        result = call(what, session.send, "held", "call", function, list(args), kwargs)
         return result, lambda: session.value(result)
-    result = call(what, method(obj, name))
+    result = call(what, function, *args, **kwargs)
     return result, lambda: result
+
+
+def kept_result(what: str, obj: object, name: str) -> tuple[object, Callable[[], object]]:
+    """``obj.<name>()`` itself, and a reader of what that very result holds later."""
+    return kept_call(what, call(what, getattr, obj, name))
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type, also for an object in the student's kernel."""
+    return value._type if isinstance(value, Remote) else type(value).__name__
 
 
 def attribute(what: str, obj: object, name: str) -> object:
@@ -100,6 +110,107 @@ def attribute(what: str, obj: object, name: str) -> object:
     if isinstance(obj, Remote):
         return call(what, obj._session.send, "held", "getattr", obj, name)
     return call(what, getattr, obj, name)
+
+
+def kept_attribute(what: str, obj: object, name: str) -> tuple[object, Callable[[], object]]:
+    """``obj.<name>`` itself (``attribute``), and a reader of what it holds now."""
+    held = attribute(what, obj, name)
+    if isinstance(obj, Remote):
+        return held, lambda: obj._session.value(held)
+    return held, lambda: held
+
+
+def item(what: str, container: object, key) -> object:
+    """``container[key]`` itself: graded from outside, a handle to the kernel's object."""
+    if isinstance(container, Remote):
+        return call(what, container._session.send, "held", "getitem", container, key)
+    return call(what, lambda: container[key])
+
+
+def assign_in_place(what: str, objs: list, name: str, values: list[np.ndarray]) -> None:
+    """Write each of ``values`` into the array ``<obj>.<name>`` of each of ``objs`` in place,
+    where it lives (``write_array``); graded from outside, in one request."""
+    if objs and isinstance(objs[0], Remote):
+        calls = [[obj, name, value] for obj, value in zip(objs, values)]
+        call(what, objs[0]._session.send, "each", "write", calls)
+    else:
+        for obj, value in zip(objs, values):
+            call(what, write_array, obj, name, value)
+
+
+class Script:
+    """Operations on the student's objects, recorded and then run in order: graded from
+    outside, in one request to the kernel (each request costs a message round trip), else
+    one by one here. ``run`` returns their values; at the first error it stops, and
+    ``failure`` holds the failure naming that operation, for the caller to raise once it
+    has looked at the values before it."""
+
+    def __init__(self, beside: object) -> None:
+        self.session = beside._session if isinstance(beside, Remote) else None
+        self.steps: list[tuple[str, str, tuple]] = []
+        self.failure: CheckFailure | None = None
+
+    def _add(self, what: str, op: str, *args) -> int:
+        self.steps.append((what, op, args))
+        return len(self.steps) - 1
+
+    def call(self, what: str, function: Callable, *args) -> int:
+        """``function(*args)``; the position of its value."""
+        return self._add(what, "call", function, list(args), {})
+
+    def attributes(self, what: str, objs: list, name: str) -> int:
+        """``<obj>.<name>`` of each of ``objs``; the position of the list."""
+        return self._add(what, "each", "getattr", [[obj, name] for obj in objs])
+
+    def assign(self, what: str, objs: list, name: str, values: list[np.ndarray]) -> None:
+        """``values`` written into ``<obj>.<name>`` of each of ``objs`` (``assign_in_place``)."""
+        self._add(what, "each", "write", [[o, name, v] for o, v in zip(objs, values)])
+
+    def set_item(self, what: str, container: object, key, value) -> None:
+        self._add(what, "setitem", container, key, value)
+
+    def run(self) -> list:
+        if self.session is not None:
+            return self._run_remote()
+        values = []
+        for what, op, args in self.steps:
+            try:
+                values.append(as_of_now(call(what, LOCAL[op], *args)))
+            except CheckFailure as failure:
+                self.failure = failure
+                break
+        return values
+
+    def _run_remote(self) -> list:
+        requests = [[op, list(args)] for _, op, args in self.steps]
+        try:
+            return self.session.send("batch", requests)
+        except RemoteError as error:
+            if not isinstance(error.done, list) or len(error.done) >= len(self.steps):
+                raise
+            try:
+                call(self.steps[len(error.done)][0], _raise, error)
+            except CheckFailure as failure:
+                self.failure = failure
+            return error.done
+
+
+def _raise(error: BaseException) -> None:
+    raise error
+
+
+def _each(op: str, calls: list) -> list:
+    return [LOCAL[op](*args) for args in calls]
+
+
+# What ``Script`` runs in-process for each operation the kernel's agent runs from outside.
+LOCAL = {
+    "call": lambda function, args, kwargs: function(*args, **kwargs),
+    "getattr": getattr,
+    "write": write_array,
+    "setitem": lambda container, key, value: container.__setitem__(key, value),
+    "each": _each,
+}
 
 
 def shift_in_place(what: str, obj: object, name: str, delta: float) -> None:

@@ -13,7 +13,9 @@ Parameters: the student's optimizer gets ``minitorch_ref.nn.Parameter`` objects
 the hidden cell passes it, for an optimizer that insists on its own type:
 ``check.sgd_step(SGD)`` or ``check.sgd_step(SGD, Parameter)``. Before each
 ``step()`` the gradient is written into ``param.grad`` in place, as ``zero_grad()``
-followed by ``backward()`` would.
+followed by ``backward()`` would. Graded from outside, the parameters are built in the
+student's kernel from the notebook's Parameter class, and every write (a gradient, a
+group's learning rate) happens there.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from autograder.checks._calls import attribute
+from autograder.checks._calls import Script, attribute, item
 from autograder.integrity import check_instance
 from autograder.sandbox import call
 from course.testing._trusted import ndarray
@@ -69,14 +71,24 @@ def make_params(Parameter: type | None, initial: list[np.ndarray]) -> list:
     """Parameters holding copies of ``initial``: the reference's, or the student's class."""
     if Parameter is None:
         return [nn.Parameter(w.copy()) for w in initial]
-    params = []
+    made = Script(Parameter)
     for w in initial:
-        param = call(f"Parameter(array of shape {w.shape})", Parameter, w.copy())
-        as_array(f"Parameter(array of shape {w.shape}).data", getattr(param, "data", None), w.shape)
-        if getattr(param, "grad", None) is None:
-            param.grad = np.zeros_like(w)
-        params.append(param)
+        made.call(f"Parameter(array of shape {w.shape})", Parameter, w.copy())
+    params = _finished(made)
+    given = Script(Parameter)
+    data = given.attributes("the parameters' .data", params, "data")
+    given.assign("the parameters' .grad", params, "grad", [np.zeros_like(w) for w in initial])
+    for w, got in zip(initial, _finished(given)[data]):
+        as_array(f"Parameter(array of shape {w.shape}).data", got, w.shape)
     return params
+
+
+def _finished(script: Script) -> list:
+    """The values of a script that must run to its end."""
+    values = script.run()
+    if script.failure is not None:
+        raise script.failure
+    return values
 
 
 def arrange(params: list, groups: Groups | None) -> list:
@@ -123,15 +135,6 @@ class Twins:
         ref_params = make_params(None, initial)
         reference = getattr(ref, name)(arrange(ref_params, groups), **kwargs)
         return cls(label, student, reference, student_params, ref_params)
-
-
-def set_grad(param: object, grad: np.ndarray) -> None:
-    """Write ``grad`` into ``param.grad`` in place (or set it, if there is no array yet)."""
-    current = getattr(param, "grad", None)
-    if isinstance(current, ndarray) and current.shape == grad.shape and current.flags.writeable:
-        current[...] = grad
-    else:
-        param.grad = grad.copy()
 
 
 def param_groups(what: str, optimizer: object) -> list:
@@ -206,30 +209,59 @@ def decay_mistakes(rule: Callable[[Step, np.ndarray], np.ndarray]) -> tuple[Mist
 
 # ----------------------------------------------------------------------------- running
 def expect_steps(twins: Twins, problem: Problem, mistakes: tuple[Mistake, ...] = (),
-                 before_step: Callable[[int, Twins], None] | None = None) -> None:
-    """Feed both optimizers the same gradients; every parameter must agree after every step."""
+                 new_rates: dict[int, float] | None = None) -> None:
+    """Feed both optimizers the same gradients; every parameter must agree after every step,
+    and still be held in the array it started in. ``new_rates[t]`` is written into
+    ``param_groups[0]['lr']`` of both before step t, as a scheduler does. The student's steps
+    run as one script, then each step is compared in turn."""
+    params, new_rates = twins.student_params, new_rates or {}
+    arrays = [attribute(f"parameter {i}.data", p, "data") for i, p in enumerate(params)]
+    script, after = Script(twins.student), []
+    first_group = _first_group(twins) if new_rates else None
+    step = call(f"{twins.label}.step", getattr, twins.student, "step")
     for t, grads in enumerate(problem.gradients(), start=1):
-        if before_step is not None:
-            before_step(t, twins)
-        weights = [p.data.copy() for p in twins.ref_params]
-        states = [_snapshot(twins.ref.state.get(p)) for p in twins.ref_params]
-        arrays = [attribute(f"parameter {i}.data", p, "data")
-                  for i, p in enumerate(twins.student_params)]
-        for student_param, ref_param, g in zip(twins.student_params, twins.ref_params, grads):
-            set_grad(student_param, g)
-            ref_param.grad[...] = g
-        call(f"{twins.label}.step() (step {t})", twins.student.step)
-        twins.ref.step()
-        for i, (student_param, ref_param) in enumerate(zip(twins.student_params, twins.ref_params)):
-            what = f"step {t} of {twins.label}: parameter {i}"
-            step = Step(t, weights[i], grads[i], _group_of(twins.ref, ref_param), states[i])
-            signatures = tuple(m.signature(step) for m in mistakes) + _generic(step)
-            expect_close(what, getattr(student_param, "data", None), ref_param.data,
-                         f"shape {ref_param.shape}{problem}", signatures)
-            expect(attribute(f"parameter {i}.data", student_param, "data") is arrays[i],
-                   f"{what} has the right values in a new array: step() replaced p.data. "
-                   "Update it in place (p.data -= ..., p.data *= ...), as PyTorch's optimizers "
-                   "do: whatever else holds the weights' array keeps seeing the old one.")
+        if t in new_rates:
+            script.set_item(f"{twins.label}.param_groups[0]['lr'] = {new_rates[t]}",
+                            first_group, "lr", new_rates[t])
+        script.assign(f"the parameters' .grad (step {t})", params, "grad", grads)
+        script.call(f"{twins.label}.step() (step {t})", step)
+        after.append(script.attributes(f"the parameters' .data after step {t}", params, "data"))
+    values = script.run()
+    for t, grads in enumerate(problem.gradients(), start=1):
+        if after[t - 1] >= len(values):
+            break
+        if t in new_rates:
+            twins.ref.param_groups[0]["lr"] = new_rates[t]
+        _expect_step(twins, problem, mistakes, t, grads, values[after[t - 1]])
+    if script.failure is not None:
+        raise script.failure
+    for i, param in enumerate(params):
+        expect(attribute(f"parameter {i}.data", param, "data") is arrays[i],
+               f"after {STEPS} steps of {twins.label}, parameter {i} has the right values in a "
+               "new array: step() replaced p.data. Update it in place (p.data -= ..., p.data "
+               "*= ...), as PyTorch's optimizers do: whatever else holds the weights' array "
+               "keeps seeing the old one.")
+
+
+def _first_group(twins: Twins) -> object:
+    """The student's ``param_groups[0]`` itself (a handle, graded from outside)."""
+    groups = attribute(f"{twins.label}.param_groups", twins.student, "param_groups")
+    return item(f"{twins.label}.param_groups[0]", groups, 0)
+
+
+def _expect_step(twins: Twins, problem: Problem, mistakes: tuple[Mistake, ...], t: int,
+                 grads: list[np.ndarray], got: list) -> None:
+    """Step ``t`` of the reference, and the student's parameters after their step ``t``."""
+    weights = [p.data.copy() for p in twins.ref_params]
+    states = [_snapshot(twins.ref.state.get(p)) for p in twins.ref_params]
+    for ref_param, g in zip(twins.ref_params, grads):
+        ref_param.grad[...] = g
+    twins.ref.step()
+    for i, ref_param in enumerate(twins.ref_params):
+        step = Step(t, weights[i], grads[i], _group_of(twins.ref, ref_param), states[i])
+        signatures = tuple(m.signature(step) for m in mistakes) + _generic(step)
+        expect_close(f"step {t} of {twins.label}: parameter {i}", got[i], ref_param.data,
+                     f"shape {ref_param.shape}{problem}", signatures)
 
 
 def _snapshot(state: dict | None) -> dict:

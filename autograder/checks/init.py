@@ -20,6 +20,7 @@ import numpy as np
 
 from course.testing.compare import as_array
 from course.testing.failure import expect, fail
+from autograder.checks._calls import attribute, kept_attribute, kept_call, placed, type_name
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import nn
@@ -29,32 +30,35 @@ SIGMAS = 6.0
 TAIL = math.erfc(2 / math.sqrt(2))  # P(|z| > 2) = 4.55% for a standard normal
 
 
-def _tensor(Parameter: type | None, shape: tuple[int, int]):
-    """A zero Parameter of the student's class (or the reference's), and its array."""
-    if Parameter is None:
-        param = nn.Parameter(np.zeros(shape))
-    else:
-        param = call(f"Parameter(np.zeros({shape}))", Parameter, np.zeros(shape))
-    return param, as_array("Parameter.data", getattr(param, "data", None), shape)
+def _fresh(init, Parameter: type | None, plain: bool, shape: tuple[int, int]):
+    """A zero tensor for ``init``: a plain array, or a Parameter (the student's class or the
+    reference's). Also the array itself (a handle, graded from outside) and a reader of it."""
+    if plain:
+        tensor, read = placed(np.zeros(shape), init)
+        return tensor, tensor, read
+    param = nn.Parameter(np.zeros(shape)) if Parameter is None else call(
+        f"Parameter(np.zeros({shape}))", Parameter, np.zeros(shape))
+    data, read = kept_attribute("Parameter.data", param, "data")
+    as_array("Parameter.data", read(), shape)
+    return param, data, read
 
 
 def _fill(what: str, init, Parameter: type | None, seed: int, plain: bool = False,
           shape: tuple[int, int] = SHAPE, **kwargs) -> np.ndarray:
     """Run ``init`` on a fresh tensor; fail unless it fills it in place and returns it."""
-    tensor, data = (np.zeros(shape), None) if plain else _tensor(Parameter, shape)
-    array = tensor if plain else data
-    result = call(what, init, tensor, rng=np.random.default_rng(seed), **kwargs)
-    expect(result is tensor, f"{what} returned {type(result).__name__}; return the tensor it was "
+    tensor, array, read = _fresh(init, Parameter, plain, shape)
+    result, _ = kept_call(what, init, tensor, rng=np.random.default_rng(seed), **kwargs)
+    expect(result is tensor, f"{what} returned {type_name(result)}; return the tensor it was "
            "given (PyTorch's initialisers return their argument, so calls can be chained).")
     if not plain:
-        expect(getattr(tensor, "data", None) is data, f"{what} replaced weight.data by a new "
-               "array; fill the existing one in place: data[...] = ... (a model may hold it).")
-    values = as_array(f"the values {what} wrote", array, shape)
+        expect(attribute(what, tensor, "data") is array, f"{what} replaced weight.data by a "
+               "new array; fill the existing one in place: data[...] = ... (a model may hold it).")
+    values = as_array(f"the values {what} wrote", read(), shape)
     expect(bool(values.any()), f"{what} left the array at zero: write into it in place, "
            "data[...] = rng.normal(...).")
-    again = np.zeros(shape) if plain else _tensor(Parameter, shape)[0]
+    again, _, read_again = _fresh(init, Parameter, plain, shape)
     call(what, init, again, rng=np.random.default_rng(seed), **kwargs)
-    expect(np.array_equal(again if plain else again.data, values), f"{what} with the same "
+    expect(np.array_equal(read_again(), values), f"{what} with the same "
            "rng=np.random.default_rng(seed) gave different values: it ignores the rng argument. "
            "Draw with rng.normal(...).")
     return values

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from autograder.checks._calls import assign_in_place, kept_attribute
 from autograder.checks._optim_twins import (
     Mistake, PROBLEMS, Step, Twins, decay_mistakes, expect_configs, expect_steps, param_groups,
-    set_grad,
 )
 from autograder.registry import check
 from autograder.sandbox import call
@@ -88,11 +88,11 @@ def optimizer_zero_grad(SGD, Parameter=None):
     problem = PROBLEMS[0]
     weights, grads = problem.initial(), problem.gradients(1)[0]
     twins = Twins.build("SGD", SGD, Parameter, weights, dict(lr=0.1))
-    for param, g in zip(twins.student_params, grads):
-        set_grad(param, g)
-    held = [param.grad for param in twins.student_params]
+    assign_in_place("the parameters' .grad", twins.student_params, "grad", grads)
+    readers = [kept_attribute(f"parameter {i}.grad", param, "grad")[1]
+               for i, param in enumerate(twins.student_params)]
     call(f"{twins.label}.zero_grad()", twins.student.zero_grad)
-    for i, (param, old, w, g) in enumerate(zip(twins.student_params, held, weights, grads)):
+    for i, (param, old, w, g) in enumerate(zip(twins.student_params, readers, weights, grads)):
         what = f"after {twins.label}.zero_grad(), parameter {i}"
         if getattr(param, "grad", None) is None:
             fail(f"{what}.grad is None. In this course a gradient is an array that backward() "
@@ -102,7 +102,7 @@ def optimizer_zero_grad(SGD, Parameter=None):
                          "(p.grad.fill(0)); rebinding a local name to np.zeros_like(...) "
                          "changes nothing.")
         expect_close(f"{what}.grad", param.grad, np.zeros_like(w), signatures=(unchanged,))
-        if not close(old, np.zeros_like(w)):
+        if not close(old(), np.zeros_like(w)):
             fail(f"{what}.grad is a new array of zeros, but the old array still holds the old "
                  "gradient.\n  Likely mistake: zero_grad() replaced p.grad instead of zeroing it "
                  "in place; whatever still holds the old array (the model's grads(), a layer) "
@@ -119,18 +119,11 @@ def optimizer_lr_from_param_groups(SGD, Parameter=None):
     expect(len(groups) == 1 and groups[0]["lr"] == 0.1,
            f"{twins.label}.param_groups should be one group with 'lr': 0.1 for a plain list of "
            f"parameters, got {len(groups)} group(s) with lr {[g['lr'] for g in groups]}.")
-    new_rates = {3: 0.02, 5: 0.3}
-
-    def change_lr(t: int, twins: Twins) -> None:
-        if t in new_rates:
-            param_groups(twins.label, twins.student)[0]["lr"] = new_rates[t]
-            twins.ref.param_groups[0]["lr"] = new_rates[t]
-
     stale = Mistake("stale_lr", lambda s: sgd_rule(with_group(s, lr=0.1), s.g),
                     "step() used the learning rate given to the constructor, not "
                     "param_groups[i]['lr']. Schedulers change the rate there, so read "
                     "group['lr'] at every step.")
-    expect_steps(twins, problem, (stale,) + SGD_MISTAKES, change_lr)
+    expect_steps(twins, problem, (stale,) + SGD_MISTAKES, new_rates={3: 0.02, 5: 0.3})
 
 
 @check

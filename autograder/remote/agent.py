@@ -26,6 +26,8 @@ BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
                   "Philox": np.random.Philox, "SFC64": np.random.SFC64}
 BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
 AGENT_FILE = "<grader-agent>"
+# What ``op_batch`` runs: operations whose values are data or new handles (not ``Held``).
+BATCHED = frozenset({"getattr", "call", "builtin", "getitem", "setitem", "write", "each"})
 # numpy's default floating-point error handling, restored for the calls ``op_warned`` watches
 # whatever the notebook set with np.seterr: these become RuntimeWarnings, underflow does not.
 FLOATING_POINT = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
@@ -129,11 +131,39 @@ def warned(function, *args, **kwargs) -> tuple:
                    if issubclass(w.category, RuntimeWarning)]
 
 
+def as_of_now(value):
+    """``value`` with its numeric arrays copied (in lists and tuples too): what it would
+    send if it were sent now, not after the later operations of a batch change it."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS:
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(as_of_now(v) for v in value)
+    return value
+
+
+def write_array(obj, name: str, value: np.ndarray) -> None:
+    """``value`` written into the array ``obj.<name>`` in place, as backward() writes a
+    gradient; ``obj.<name>`` set to a copy of it if it holds no writable array of that shape."""
+    current = getattr(obj, name, None)
+    if isinstance(current, np.ndarray) and current.shape == value.shape and current.flags.writeable:
+        current[...] = value
+    else:
+        setattr(obj, name, value.copy())
+
+
 def _code_names(code):
     yield from code.co_names
     for const in code.co_consts:
         if hasattr(const, "co_names"):
             yield from _code_names(const)
+
+
+class BatchStop(Exception):
+    """An operation of a batch failed: its position, and what it raised."""
+
+    def __init__(self, values: list, error: BaseException) -> None:
+        super().__init__(len(values))
+        self.values, self.error = values, error
 
 
 class Held:
@@ -156,6 +186,10 @@ class Agent:
         return {"t": "ref", "id": key, "type": type(value).__name__,
                 "class": isinstance(value, type), "callable": callable(value)}
 
+    def _encode(self, value):
+        """A reply's value: a handle for a ``Held`` one, else data with handles inside."""
+        return self._ref(value.value) if isinstance(value, Held) else encode(value, self._ref)
+
     def _resolve(self, data: dict):
         return self.objects[data["id"]]
 
@@ -165,11 +199,15 @@ class Agent:
             request = json.loads(text)
             args = decode(request["args"], self._resolve)
             value = self._limited(request.get("cpu", 10.0), getattr(self, "op_" + request["op"]), args)
-            held = isinstance(value, Held)
-            reply = {"ok": self._ref(value.value) if held else encode(value, self._ref)}
+            reply = {"ok": self._encode(value)}
         except BaseException as error:  # noqa: BLE001 - every student error goes back as data
+            done = None
+            if isinstance(error, BatchStop):
+                done, error = error.values, error.error
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "where": student_frame(error)}}
+            if done is not None:
+                reply["error"]["done"] = self._encode(done)
         reply["cpu"] = time.process_time()
         return json.dumps(reply)
 
@@ -205,6 +243,35 @@ class Agent:
         value) the call raised, as text: ``(value, ["RuntimeWarning: overflow ...", ...])``."""
         return warned(function, *args, **kwargs)
 
+    def op_getitem(self, obj, key):
+        return obj[key]
+
+    def op_setitem(self, obj, key, value) -> None:
+        obj[key] = value
+
+    def op_write(self, obj, name: str, value) -> None:
+        write_array(obj, name, value)
+
+    def op_each(self, op: str, calls: list) -> list:
+        """``op_getattr`` or ``op_write`` on each argument list of ``calls``, in one request
+        (an optimizer's parameters are read and written together at every step)."""
+        if op not in ("getattr", "write"):
+            raise ValueError(f"op_each cannot repeat {op!r}")
+        return [getattr(self, "op_" + op)(*args) for args in calls]
+
+    def op_batch(self, requests: list) -> list:
+        """Several operations ``[op, args]`` in one request, run in order: their values. At
+        the first error the batch stops; the error's reply holds the values before it."""
+        values = []
+        for op, args in requests:
+            try:
+                if op not in BATCHED:
+                    raise ValueError(f"op_batch cannot run {op!r}")
+                values.append(as_of_now(getattr(self, "op_" + op)(*args)))
+            except BaseException as error:  # noqa: BLE001 - reported after the values so far
+                raise BatchStop(values, error) from None
+        return values
+
     def op_builtin(self, name: str, *args):
         return BUILTINS[name](*args)
 
@@ -237,10 +304,10 @@ class Agent:
         return obj
 
     def op_held(self, op: str, *args) -> Held:
-        """What ``op_getattr`` or ``op_call`` gives, kept here: a handle comes back, not a copy,
-        so that the grader sees later what happens to that very object (a returned dict, an
-        array attribute)."""
-        if op not in ("getattr", "call"):
+        """What ``op_getattr``, ``op_getitem`` or ``op_call`` gives, kept here: a handle comes
+        back, not a copy, so that the grader sees later what happens to that very object (a
+        returned dict, an array attribute)."""
+        if op not in ("getattr", "getitem", "call"):
             raise ValueError(f"op_held cannot keep the result of {op!r}")
         return Held(getattr(self, "op_" + op)(*args))
 

@@ -10,6 +10,7 @@ class RemoteError(Exception):
     def __init__(self, type_name: str, message: str, where: str = "") -> None:
         super().__init__(message)
         self.type_name, self.message, self.where = type_name, message, where
+        self.done: list | None = None    # in a batch, the values of the operations before it
 
 
 _CLASSES: dict[str, type] = {}

@@ -32,11 +32,7 @@ BEGIN = "BEGIN HIDDEN TESTS"
 # checks in its sandbox; the others run here.
 IN_KERNEL = frozenset({
     "numerical_gradient_accuracy", "numerical_gradient_nd", "numerical_gradient_restores_x",
-    "xavier_normal_init", "kaiming_normal_init",
     "sequential_forward", "sequential_backward", "sequential_repr",
-    "sgd_step", "sgd_momentum", "sgd_weight_decay", "optimizer_zero_grad", "optimizer_param_groups",
-    "optimizer_lr_from_param_groups", "rmsprop_step", "rmsprop_centered_momentum", "adam_step",
-    "adam_weight_decay", "adamw_step",
     "dataloader_batches", "dataloader_drop_last", "dataloader_shuffle", "random_split_partition",
     "random_split_fractions",
     "train_epoch_steps", "train_epoch_metrics", "evaluate_mode", "fit_history", "fit_callbacks",

@@ -45,8 +45,11 @@ class Session:
             error = reply["error"]
             if error.get("type") == "CheckTimeLimit":
                 raise TimeLimitExceeded(signal.SIGPROF)
-            raise remote_error(str(error.get("type")), str(error.get("message")),
-                               str(error.get("where", "")))
+            raised = remote_error(str(error.get("type")), str(error.get("message")),
+                                  str(error.get("where", "")))
+            if "done" in error:      # a batch: the values of the operations before the error
+                raised.done = agent.decode(error["done"], self._incoming)
+            raise raised
         return agent.decode(reply["ok"], self._incoming)
 
     def release(self) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from autograder.checks._calls import expect_no_warnings, student_forward
+from autograder.checks._calls import Script, expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
 from autograder.remote.channel import Channel
 from autograder.remote.errors import RemoteError
@@ -180,6 +180,26 @@ def test_floating_point_warnings_are_seen_whatever_the_notebook_set(session):
         expect_no_warnings("NaiveSigmoid.forward", forward, np.array([-1000.0]), where="x", fix="")
     assert expect_no_warnings("NaiveSigmoid.forward", forward, np.array([0.0]), where="x",
                               fix="").tolist() == [0.5]
+
+
+def test_a_script_runs_in_one_request_and_stops_at_the_first_error(session):
+    """Values are taken when each operation ran; the failure names the operation that raised,
+    with the values before it."""
+    layer = session.lookup("Layer")(2)
+    script = Script(layer)
+    script.attributes("weight", [layer], "weight")
+    script.call("layer.fill(rng)", layer.fill, np.random.default_rng(0))
+    script.attributes("weight after fill", [layer], "weight")
+    script.call("layer.backward(g)", layer.backward, np.ones(2))
+    script.call("layer.forward(x)", layer.forward, np.ones(2))
+    sent = session.channel.request
+    requests = []
+    session.channel.request = lambda op, *args: requests.append(op) or sent(op, *args)
+    values = script.run()
+    assert requests == ["batch"] and len(values) == 3
+    assert values[0][0].tolist() == [0.0, 1.0] and values[1] is layer
+    assert values[2][0].tolist() != [0.0, 1.0]
+    assert "layer.backward(g) is not implemented yet" in str(script.failure)
 
 
 def test_only_data_and_the_students_objects_are_sent(session):

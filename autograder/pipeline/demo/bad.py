@@ -145,14 +145,13 @@ CASES = (
                    provided_gradients=lambda s: s + "\n\ndef rel_error(a, b):\n    return 0.0\n")),
     BadCase("imports-reference", "Linear taken from minitorch_ref",
             edited(linear=lambda s: "from minitorch_ref.nn import Linear\n"), "hidden"),
-    # The Linear checks run in the grader, where the patch changes nothing: they fail where
-    # the code is wrong. The initialisers' checks still run in the kernel and refuse the patch.
+    # Every check runs in the grader, where the patch changes nothing: the Linear checks fail
+    # where the code is wrong, and the (right) initialisers keep their points.
     BadCase("monkeypatch", "a wrong Linear, with np.allclose and assert helpers patched to pass",
             edited(linear=lambda s: s.replace("self.input.T @ grad_output", "self.input.T @ grad_output / 2")
                    + "\n\nnp.allclose = lambda *args, **kwargs: True\n"
                    "np.testing.assert_allclose = lambda *args, **kwargs: None\n"),
-            frozenset({"hidden-linear-backward-params", "hidden-linear-accumulates",
-                       "hidden-xavier", "hidden-kaiming"})),
+            frozenset({"hidden-linear-backward-params", "hidden-linear-accumulates"})),
     BadCase("prints-50mb", "50 MB on one line, then 200,000 short lines",
             edited(linear=lambda s: s + "\n\nprint('x' * 50_000_000)\nfor _ in range(200_000):\n"
                    "    print('spam')\n")),
