@@ -139,7 +139,12 @@ class Twins:
 
 def param_groups(what: str, optimizer: object) -> list:
     """The optimizer's ``param_groups``: a list of dicts with an 'lr' key each."""
-    groups = getattr(optimizer, "param_groups", None)
+    return checked_groups(what, getattr(optimizer, "param_groups", None))
+
+
+def checked_groups(what: str, groups: object) -> list:
+    """``groups`` (an optimizer's ``param_groups``), if it is a list of dicts with an 'lr' key
+    each."""
     expect(isinstance(groups, (list, tuple)) and len(groups) > 0
            and all(isinstance(g, dict) and "lr" in g for g in groups),
            f"{what} needs a `param_groups` attribute: a list of dicts, one per parameter "

@@ -1,13 +1,16 @@
 """The models the Sequential checks build from the student's own layers, each wrapped in a
-recording subclass, so that a failure can say which layer was called out of order or first
-received a wrong input or gradient."""
+recording subclass (``doubles.Recorder``), so that a failure can say which layer was called
+out of order or first received a wrong input or gradient."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from autograder.checks._calls import type_name
 from autograder.integrity import check_instance
+from autograder.remote.doubles import Recorder
+from autograder.remote.proxy import Remote
 from autograder.sandbox import call, construct
 from course.testing._trusted import asarray
 from course.testing.failure import fail
@@ -30,41 +33,30 @@ class Call:
     given: np.ndarray | None
 
 
-@dataclass
-class Recorder:
-    """Wraps layer classes so that every forward/backward call is logged in order."""
+class Log:
+    """The calls a ``doubles.Recorder`` logged, read when asked: the recorder lives in the
+    student's kernel when graded from outside (its spies subclass the student's classes),
+    here otherwise."""
 
-    leaves: list = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
+    def __init__(self, beside: object) -> None:
+        self.recorder = (beside._session.send("double", "recorder") if isinstance(beside, Remote)
+                         else Recorder())
 
     def spy(self, cls: type) -> type:
-        recorder = self
+        return self.recorder.spy(cls)
 
-        def forward(layer, x):
-            recorder.log("forward", layer, x)
-            return cls.forward(layer, x)
+    def watch(self, leaves: list) -> None:
+        self.recorder.leaves = leaves
 
-        def backward(layer, grad_output):
-            recorder.log("backward", layer, grad_output)
-            return cls.backward(layer, grad_output)
-
-        def __call__(layer, *args, **kwargs):
-            return layer.forward(*args, **kwargs)
-        return type(cls.__name__, (cls,), {
-            "forward": forward, "backward": backward, "__call__": __call__,
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
-        })
-
-    def log(self, kind: str, layer: object, value: object) -> None:
-        index = next((i for i, leaf in enumerate(self.leaves) if leaf is layer), -1)
-        try:
-            given = asarray(value, dtype=float).copy()
-        except (TypeError, ValueError):
-            given = None
-        self.calls.append(Call(kind, index, given))
+    @property
+    def calls(self) -> list[Call]:
+        return [Call(kind, int(layer), given) for kind, layer, given in self.recorder.records()]
 
     def of(self, kind: str) -> list[Call]:
         return [c for c in self.calls if c.kind == kind]
+
+    def clear(self) -> None:
+        self.recorder.clear()
 
 
 # ---------------------------------------------------------------------------- models
@@ -78,7 +70,7 @@ class Built:
     containers: list[tuple[str, object]]
 
     def label(self, k: int) -> str:
-        return f"layer {self.names[k]} ({type(self.leaves[k]).__name__})"
+        return f"layer {self.names[k]} ({type_name(self.leaves[k])})"
 
     def params(self) -> list[tuple[str, object, str]]:
         """(dotted name, layer, attribute) of every parameter, in PyTorch's order."""
@@ -87,7 +79,7 @@ class Built:
 
 
 def _sequential(Sequential: type, *children):
-    shown = ", ".join(type(c).__name__ + "(...)" for c in children)
+    shown = ", ".join(type_name(c) + "(...)" for c in children)
     model = call(f"Sequential({shown})", Sequential, *children)
     check_instance("Sequential", model, allowed=children)
     return model
@@ -135,8 +127,8 @@ def mlp(Linear: type, ReLU: type, seed: int) -> list:
             layer(ReLU), layer(Linear, 4, 2, rng=rng)]
 
 
-def spied_mlp(Sequential, Linear, ReLU, seed: int, nested: bool) -> tuple[Built, Recorder]:
-    recorder = Recorder()
-    built = build(Sequential, mlp(recorder.spy(Linear), recorder.spy(ReLU), seed), nested)
-    recorder.leaves = built.leaves
-    return built, recorder
+def spied_mlp(Sequential, Linear, ReLU, seed: int, nested: bool) -> tuple[Built, Log]:
+    log = Log(Linear)
+    built = build(Sequential, mlp(log.spy(Linear), log.spy(ReLU), seed), nested)
+    log.watch(built.leaves)
+    return built, log

@@ -14,9 +14,9 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks._calls import kept_result, method, shift_in_place
+from autograder.checks._calls import kept_result, method, shift_in_place, type_name
 from autograder.checks._sequential_models import (
-    Built, NEEDS_LAYERS, Recorder, build, build_mixed, layer, mlp, spied_mlp,
+    Built, Log, NEEDS_LAYERS, build, build_mixed, layer, mlp, spied_mlp,
 )
 from autograder.registry import check
 from autograder.sandbox import call
@@ -56,7 +56,7 @@ def _own(built: Built, k: int, name: str, value: np.ndarray) -> np.ndarray:
     try:
         return as_array(what, call(what, method(built.leaves[k], name), value.copy()))
     except CheckFailure as failure:
-        cls = type(built.leaves[k]).__name__
+        cls = type_name(built.leaves[k])
         raise CheckFailure(str(failure) + NEEDS_LAYERS.format(cls=cls)) from None
 
 
@@ -71,7 +71,7 @@ def chain(built: Built, x: np.ndarray, grad_output: np.ndarray | None = None) ->
     return Expected(inputs, grads, g)
 
 
-def _explained(what: str, function: Callable, value: np.ndarray, recorder: Recorder,
+def _explained(what: str, function: Callable, value: np.ndarray, recorder: Log,
                hint: Callable[[object], str | None]) -> object:
     """``call``, with the recorder's explanation added to a failure after some layer ran."""
     try:
@@ -90,7 +90,7 @@ COPIES = ("the model works on copies of the layers it was given: keep the layers
           "(no copy.deepcopy), so that their parameters are the ones that get trained.")
 
 
-def _forward_hint(built: Built, recorder: Recorder, expected: Expected, got) -> str | None:
+def _forward_hint(built: Built, recorder: Log, expected: Expected, got) -> str | None:
     n = len(built.leaves)
     if any(c.layer < 0 for c in recorder.calls):
         return COPIES
@@ -123,7 +123,7 @@ def sequential_forward(Sequential, Linear, ReLU):
         built, recorder = spied_mlp(Sequential, Linear, ReLU, seed, nested)
         x, _ = _inputs(batch, seed)
         expected = chain(built, x)
-        recorder.calls.clear()
+        recorder.clear()
 
         def hint(got):
             return _forward_hint(built, recorder, expected, got)
@@ -132,7 +132,7 @@ def sequential_forward(Sequential, Linear, ReLU):
                      _as_signature(hint(got)))
 
 
-def _backward_hint(built: Built, recorder: Recorder, expected: Expected) -> str | None:
+def _backward_hint(built: Built, recorder: Log, expected: Expected) -> str | None:
     n = len(built.leaves)
     if any(c.layer < 0 for c in recorder.calls):
         return COPIES
@@ -176,7 +176,7 @@ def sequential_backward(Sequential, Linear, ReLU):
         expected = chain(twin, x, grad_output)
         built, recorder = spied_mlp(Sequential, Linear, ReLU, seed, nested)
         _forward_for_backward(built, x)
-        recorder.calls.clear()
+        recorder.clear()
         got = _explained("Sequential.backward", method(built.model, "backward"), grad_output,
                          recorder, lambda got: _backward_hint(built, recorder, expected))
         got = as_array("Sequential.backward return value (dL/dx)", got)

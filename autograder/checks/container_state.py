@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._calls import attribute, kept_result, method, shift_in_place
+from autograder.checks._calls import attribute, kept_result, method, shift_in_place, type_name
 from autograder.checks._sequential_models import Built, build, layer, mlp
 from autograder.checks.batchnorm import RUNNING, running_stat
 from autograder.registry import check
+from autograder.remote import doubles
+from autograder.remote.proxy import Remote
 from autograder.sandbox import call
 from course.testing._trusted import asarray, isinstance_
 from course.testing.compare import as_array, expect_close
@@ -248,7 +250,7 @@ def sequential_repr(Sequential, Linear, ReLU):
     ')', as PyTorch does; a container's extra_repr() text comes first, above its children."""
     built = build(Sequential, mlp(Linear, ReLU, 0), nested=True)
     texts = [call(f"repr({built.label(k)})", repr, leaf) for k, leaf in enumerate(built.leaves)]
-    name = type(built.model).__name__
+    name = type_name(built.model)
     expected = _layout(name, [_layout(name, texts[:2]), _layout(name, texts[2:])])
     got = call("repr(model)", repr, built.model)
     expect(isinstance_(got, str), f"repr(model) returned {type(got).__name__}, not a string.")
@@ -265,7 +267,8 @@ def sequential_repr(Sequential, Linear, ReLU):
 
 def _expect_extra_repr_with_children(Sequential, leaves: list, texts: list[str]) -> None:
     """A container whose extra_repr() says something prints it first, above its children."""
-    tagged = type("Tagged", (Sequential,), {"extra_repr": lambda self: "tag=1"})
+    tagged = (Sequential._session.send("double", "tagged", Sequential, "tag=1")
+              if isinstance(Sequential, Remote) else doubles.tagged(Sequential, "tag=1"))
     model = call("Tagged(Linear(...), ReLU(...)), a subclass of your Sequential", tagged, *leaves)
     got = call("repr(Tagged(...))", repr, model)
     expected = _layout("Tagged", texts, extra="tag=1")

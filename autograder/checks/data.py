@@ -1,7 +1,7 @@
 """Checks of data loading: TensorDataset, DataLoader (batches, drop_last, shuffling), random_split.
 
-DataLoader and random_split are given a small dataset defined here whose samples
-carry their own index: sample ``i`` is ``(x_i, i)`` with ``x_i[0] == i``. The
+DataLoader and random_split are given a small dataset (``doubles.IndexDataset``, built in
+the student's kernel when graded from outside) whose samples carry their own index: sample ``i`` is ``(x_i, i)`` with ``x_i[0] == i``. The
 batches then show which samples came, in which order, and whether inputs and
 targets still belong together. The dataset has only ``__len__`` and an
 ``__getitem__`` that takes one integer, the interface every Dataset offers (a
@@ -22,35 +22,24 @@ from autograder.checks._calls import expect_value_error, twice_after_seed
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call
+from autograder.remote.doubles import IndexDataset
+from autograder.remote.proxy import Remote
 from minitorch_ref import data as ref
 
 _END = object()
 
 
-class IndexDataset:
-    """``n`` samples ``(x_i, i)``: ``x_i`` of ``shape`` with ``x_i.flat[0] == i``."""
-
-    def __init__(self, n: int, shape: tuple[int, ...] = (3,)) -> None:
-        offsets = np.linspace(0.0, 0.5, math.prod(shape)).reshape(shape)
-        self.x = np.arange(n, dtype=float).reshape((n,) + (1,) * len(shape)) + offsets
-        self.y = np.arange(n)
-
-    def __len__(self) -> int:
-        return len(self.y)
-
-    def __getitem__(self, index):
-        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
-            raise TypeError(f"this dataset takes one integer index, got {type(index).__name__}: "
-                            "a Dataset is read one sample at a time, dataset[i]; stack the "
-                            "samples of a batch yourself")
-        if not -len(self) <= index < len(self):
-            raise IndexError(f"index {index} out of range for a dataset of {len(self)} samples")
-        return self.x[index], self.y[index]
+def index_dataset(beside: object, n: int, shape: tuple[int, ...] = (3,)):
+    """``doubles.IndexDataset(n, shape)`` for the student's code: made in the student's kernel
+    when ``beside`` (the student's class or function) lives there."""
+    if isinstance(beside, Remote):
+        return beside._session.send("double", "index_dataset", n, shape)
+    return IndexDataset(n, shape)
 
 
-def _label(dataset: IndexDataset, kwargs: dict) -> str:
+def _label(n: int, kwargs: dict) -> str:
     shown = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    return f"DataLoader(<dataset of {len(dataset)} samples>{shown})"
+    return f"DataLoader(<dataset of {n} samples>{shown})"
 
 
 # ----------------------------------------------------------------------------- reading batches
@@ -97,11 +86,11 @@ def _order(batches) -> list[int]:
 
 # ----------------------------------------------------------------------------- loaders
 def loader_twins(DataLoader, n: int, shape: tuple[int, ...] = (3,), **kwargs):
-    dataset = IndexDataset(n, shape)
-    label = _label(dataset, kwargs)
+    dataset = index_dataset(DataLoader, n, shape)
+    label = _label(n, kwargs)
     loader = call(label, DataLoader, dataset, **kwargs)
     check_instance("DataLoader", loader, allowed=[dataset])
-    return label, loader, ref.DataLoader(dataset, **kwargs)
+    return label, loader, ref.DataLoader(IndexDataset(n, shape), **kwargs)
 
 
 def expect_batches(label: str, loader, reference, sample_shape: tuple[int, ...] = (3,),
@@ -319,7 +308,7 @@ def _split_indices(what: str, subsets, lengths: list[int]) -> list[list[int]]:
     indices = []
     for s, subset in enumerate(subsets):
         samples = [call(f"subset {s} of {what}[{k}]", subset.__getitem__, k)
-                   for k in range(len(subset))]
+                   for k in range(lengths[s])]
         expect(all(isinstance(sample, tuple) and len(sample) == 2 for sample in samples),
                f"subset {s} of {what}: subset[k] should be a sample of the dataset, (x, y).")
         indices.append([int(asarray(y)) for _, y in samples])
@@ -345,10 +334,10 @@ def expect_partition(what: str, indices: list[list[int]], n: int) -> None:
 def random_split_partition(random_split, manual_seed):
     """random_split(ds, [12, 5, 3]): subsets of those sizes, disjoint, covering, random, drawn
     from rng (else default_rng(), reproducible with manual_seed); [10, 5] of 20 raises."""
-    dataset, lengths = IndexDataset(20), [12, 5, 3]
+    dataset, lengths = index_dataset(random_split, 20), [12, 5, 3]
     what = f"random_split(<dataset of 20 samples>, {lengths})"
     subsets = call(what, random_split, dataset, lengths)
-    expect_partition(what, _split_indices(what, subsets, lengths), len(dataset))
+    expect_partition(what, _split_indices(what, subsets, lengths), 20)
     expect_value_error("random_split(<dataset of 20 samples>, [10, 5])", random_split,
                        dataset, [10, 5], fix="Counts must add up to len(dataset).")
 
@@ -373,5 +362,5 @@ def random_split_fractions(random_split):
     for n, fractions, lengths in ((10, [0.8, 0.2], [8, 2]), (11, [0.5, 0.5], [6, 5]),
                                   (9, [0.7, 0.2, 0.1], [7, 2, 0])):
         what = f"random_split(<dataset of {n} samples>, {fractions})"
-        subsets = call(what, random_split, IndexDataset(n), fractions)
+        subsets = call(what, random_split, index_dataset(random_split, n), fractions)
         expect_partition(what, _split_indices(what, subsets, lengths), n)

@@ -17,7 +17,9 @@ import numpy as np
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, finite, scaled, when
 from course.testing.failure import expect, fail
-from autograder.checks._calls import expect_value_error
+from autograder.checks._calls import expect_value_error, placed
+from autograder.remote.doubles import FUNCTIONS
+from autograder.remote.proxy import Remote
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import gradcheck as ref
@@ -27,11 +29,19 @@ H = 1e-5
 
 @dataclass(frozen=True)
 class Function:
-    """A scalar function of an array, with its gradient in closed form."""
+    """A scalar function of an array (``doubles.FUNCTIONS[kind]`` with weights ``c``), with
+    its gradient in closed form."""
 
-    text: str
-    value: Callable[[np.ndarray], float]
+    kind: str
+    c: np.ndarray
     gradient: Callable[[np.ndarray], np.ndarray]
+
+    @property
+    def text(self) -> str:
+        return FUNCTIONS[self.kind].__doc__
+
+    def value(self, x: np.ndarray) -> float:
+        return FUNCTIONS[self.kind](self.c, x)
 
 
 def _weights(shape: tuple[int, ...]) -> np.ndarray:
@@ -40,14 +50,12 @@ def _weights(shape: tuple[int, ...]) -> np.ndarray:
 
 def cubic(shape: tuple[int, ...]) -> Function:
     c = _weights(shape)
-    return Function("sum(c * x**3)", lambda x: float((c * x**3).sum()), lambda x: 3 * c * x**2)
+    return Function("cubic", c, lambda x: 3 * c * x**2)
 
 
 def coupled(shape: tuple[int, ...]) -> Function:
     c = _weights(shape)
-    return Function("sin(sum(c * x)) + sum(x**2)",
-                    lambda x: float(np.sin((c * x).sum()) + (x * x).sum()),
-                    lambda x: np.cos((c * x).sum()) * c + 2 * x)
+    return Function("coupled", c, lambda x: np.cos((c * x).sum()) * c + 2 * x)
 
 
 @dataclass(frozen=True)
@@ -75,19 +83,24 @@ class Outcome:
     x_restored: bool
 
 
-def reader(function: Function, x: np.ndarray) -> Callable[[], float]:
-    """``f()``: the function's value at the current contents of ``x`` (no argument)."""
-    def f() -> float:
-        return function.value(x)
-    return f
+def handed(numerical_gradient: Callable, case: Case) -> tuple[object, object, Callable]:
+    """``f`` and ``x`` for the student's numerical_gradient, and a reader of what ``x`` holds
+    afterwards. ``f()`` reads ``x`` when called; graded from outside, both are made in the
+    student's kernel (a double, an array kept there), as that is where the student's code
+    perturbs ``x`` and calls ``f``."""
+    x, read = placed(case.x, numerical_gradient)
+    if isinstance(numerical_gradient, Remote):
+        session = numerical_gradient._session
+        return session.send("double", "function", case.function.kind, case.function.c, x), x, read
+    return (lambda: case.function.value(x)), x, read
 
 
 def run_case(numerical_gradient: Callable, case: Case) -> Outcome:
-    """The student's gradient on ``case`` (x is handed in as a copy the check keeps)."""
-    x = case.x.copy()
-    result = call(case.label, numerical_gradient, reader(case.function, x), x, H)
+    """The student's gradient on ``case``, and whether x was restored."""
+    f, x, read = handed(numerical_gradient, case)
+    result = call(case.label, numerical_gradient, f, x, H)
     got = as_array(f"{case.label}: the result", result)
-    return Outcome(got, case.function.gradient(case.x), _restored(x, case.x))
+    return Outcome(got, case.function.gradient(case.x), _restored(read(), case.x))
 
 
 def _restored(x: np.ndarray, original: np.ndarray) -> bool:
@@ -138,8 +151,9 @@ def numerical_gradient_accuracy(numerical_gradient):
 def numerical_gradient_restores_x(numerical_gradient):
     """After the call, x holds exactly its original values (each entry restored)."""
     for case in _cases(((4,), (2, 3)), seed=2):
-        x = case.x.copy()
-        call(case.label, numerical_gradient, reader(case.function, x), x, H)
+        f, given, read = handed(numerical_gradient, case)
+        call(case.label, numerical_gradient, f, given, H)
+        x = read()
         if _restored(x, case.x):
             continue
         moved = (x - case.x).__abs__()

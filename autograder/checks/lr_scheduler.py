@@ -15,12 +15,14 @@ or ``check.step_lr_schedule(StepLR, SGD, Parameter)``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from autograder.checks._optim_twins import Twins, param_groups
+from autograder.checks._calls import Script
+from autograder.checks._optim_twins import Twins, checked_groups
+from autograder.remote.doubles import SCHEDULES, Lambda, halving
+from autograder.remote.proxy import Remote
 from course.testing.compare import as_array
 from course.testing.diagnose import Signature, close, diagnose, when
 from course.testing.failure import fail
@@ -34,35 +36,30 @@ BASE_LR = 0.1
 SHOWN = 8  # rates shown around the first wrong one
 
 
-@dataclass(frozen=True)
-class Lambda:
-    """A schedule function for LambdaLR that prints as its formula."""
-
-    text: str
-    f: Callable[[int], float]
-
-    def __call__(self, epoch: int) -> float:
-        return self.f(epoch)
-
-    def __repr__(self) -> str:
-        return f"lambda epoch: {self.text}"
-
-
 # ----------------------------------------------------------------------------- recording
 def _label(name: str, kwargs: dict) -> str:
     return f"{name}(optimizer{''.join(f', {k}={v!r}' for k, v in kwargs.items())})"
 
 
 def _record(label: str, scheduler, optimizer, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """Group rates and get_last_lr() after construction and each step: two (steps+1, groups)."""
-    rates, last = [], []
-    step, get_last_lr = scheduler.step, scheduler.get_last_lr   # looked up once: fewer requests
+    """Group rates and get_last_lr() after construction and each step: two (steps+1, groups).
+    The student's steps run as one script (one request, graded from outside)."""
+    script, reads = Script(scheduler), []
+    step = call(f"{label}.step", getattr, scheduler, "step")
+    get_last_lr = call(f"{label}.get_last_lr", getattr, scheduler, "get_last_lr")
     for t in range(steps + 1):
         if t:
-            call(f"{label}.step() (call {t})", step)
-        groups = param_groups("the optimizer", optimizer)
+            script.call(f"{label}.step() (call {t})", step)
+        reads.append((script.attributes("the optimizer", [optimizer], "param_groups"),
+                      script.call(f"{label}.get_last_lr()", get_last_lr)))
+    values = script.run()
+    if script.failure is not None:
+        raise script.failure
+    rates, last = [], []
+    for groups_at, last_at in reads:
+        groups = checked_groups("the optimizer", values[groups_at][0])
         rates.append([float(g["lr"]) for g in groups])
-        value = call(f"{label}.get_last_lr()", get_last_lr)
+        value = values[last_at]
         if not isinstance(value, (list, tuple)):
             fail(f"{label}.get_last_lr() returned {type(value).__name__}; it returns a list "
                  "with one learning rate per parameter group, as in PyTorch.")
@@ -129,7 +126,7 @@ def expect_schedule(name: str, scheduler_cls: type, SGD: type, Parameter: type |
     layout = None if len(lrs) == 1 else [((i,), {"lr": lr}) for i, lr in enumerate(lrs)]
     twins = Twins.build("SGD", SGD, Parameter, [np.zeros(2) for _ in lrs], dict(lr=lrs[0]), layout)
     label = _label(name, kwargs)
-    student = call(label, scheduler_cls, twins.student, **kwargs)
+    student = call(label, scheduler_cls, twins.student, **_handed(scheduler_cls, kwargs))
     check_instance(name, student, allowed=[twins.student, *twins.student_params, *kwargs.values()])
     reference = (reference or getattr(ref, name))(twins.ref, **kwargs)
     got_rates, got_last = _record(label, student, twins.student, steps)
@@ -137,6 +134,16 @@ def expect_schedule(name: str, scheduler_cls: type, SGD: type, Parameter: type |
     expect_rates(label, "optimizer.param_groups[{i}]['lr']", got_rates, rates,
                  signatures + _not_written(got_last, last))
     expect_rates(label, "get_last_lr()[{i}]", got_last, last, signatures + _stale_last_lr())
+
+
+def _handed(scheduler_cls: type, kwargs: dict) -> dict:
+    """The arguments for the student's scheduler: a schedule function is made in the
+    student's kernel when graded from outside (it cannot travel as data)."""
+    if not isinstance(scheduler_cls, Remote):
+        return kwargs
+    session = scheduler_cls._session
+    return {k: session.send("double", "lambda", v.text) if isinstance(v, Lambda) else v
+            for k, v in kwargs.items()}
 
 
 def _stale_last_lr() -> tuple[Signature, ...]:
@@ -193,14 +200,6 @@ def step_lr_schedule(StepLR, SGD, Parameter=None):
 
 
 # ----------------------------------------------------------------------------- the base class
-def halving(base: type) -> type:
-    """A subclass of ``base`` whose rate halves every epoch, as in unit 9's visible tests."""
-    class Halving(base):
-        def lr_at(self, base_lr, epoch):
-            return base_lr * 0.5**epoch
-    return Halving
-
-
 def base_class_hints(lrs: tuple[float, ...]) -> tuple[Signature, ...]:
     def first_rate(g, e):
         return close(g, e / e[0] * lrs[0])
@@ -223,7 +222,9 @@ def lr_scheduler_step(LRScheduler, SGD, Parameter=None):
     """LRScheduler.step() with a test subclass whose rate halves every epoch, on an optimizer
     with two parameter groups (initial rates 0.1 and 0.02), for 8 steps."""
     lrs = (0.1, 0.02)
-    expect_schedule("Halving", halving(LRScheduler), SGD, Parameter, {}, steps=8, lrs=lrs,
+    student = (LRScheduler._session.send("double", "halving", LRScheduler)
+               if isinstance(LRScheduler, Remote) else halving(LRScheduler))
+    expect_schedule("Halving", student, SGD, Parameter, {}, steps=8, lrs=lrs,
                     signatures=base_class_hints(lrs), reference=halving(ref.LRScheduler))
 
 
@@ -293,10 +294,7 @@ def lambda_hints(lr_lambda: Callable) -> tuple[Signature, ...]:
 @check
 def lambda_lr_schedule(LambdaLR, SGD, Parameter=None):
     """LambdaLR: lr = initial_lr * lr_lambda(epoch), for decaying and warm-up functions."""
-    functions = (Lambda("0.95 ** epoch", lambda e: 0.95**e),
-                 Lambda("1 / (1 + epoch)", lambda e: 1 / (1 + e)),
-                 Lambda("min(1, (epoch + 1) / 5)", lambda e: min(1.0, (e + 1) / 5)))
-    configs = [(dict(lr_lambda=f), lambda_hints) for f in functions]
+    configs = [(dict(lr_lambda=Lambda(text)), lambda_hints) for text in SCHEDULES]
     expect_configs("LambdaLR", LambdaLR, SGD, Parameter, configs)
 
 

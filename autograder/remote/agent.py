@@ -26,8 +26,11 @@ BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
                   "Philox": np.random.Philox, "SFC64": np.random.SFC64}
 BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
 AGENT_FILE = "<grader-agent>"
+DOUBLES_FILE = "<grader-doubles>"          # doubles.py, as the kernel compiles it
+GRADER_FILES = (AGENT_FILE, DOUBLES_FILE)  # not the student's lines in a traceback
 # What ``op_batch`` runs: operations whose values are data or new handles (not ``Held``).
-BATCHED = frozenset({"getattr", "call", "builtin", "getitem", "setitem", "write", "each"})
+BATCHED = frozenset({"getattr", "call", "builtin", "getitem", "setitem", "write", "each",
+                     "double"})
 # numpy's default floating-point error handling, restored for the calls ``op_warned`` watches
 # whatever the notebook set with np.seterr: these become RuntimeWarnings, underflow does not.
 FLOATING_POINT = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
@@ -113,7 +116,7 @@ def decode(data, resolve):
 def student_frame(error: BaseException) -> str:
     """The last traceback line in the student's code (not the agent's, numpy's or Python's)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename != AGENT_FILE and "site-packages" not in f.filename
+              if f.filename not in GRADER_FILES and "site-packages" not in f.filename
               and "/lib/python3" not in f.filename]
     if not frames:
         return ""
@@ -132,12 +135,14 @@ def warned(function, *args, **kwargs) -> tuple:
 
 
 def as_of_now(value):
-    """``value`` with its numeric arrays copied (in lists and tuples too): what it would
-    send if it were sent now, not after the later operations of a batch change it."""
+    """``value`` with its numeric arrays, lists and dicts copied: what it would send if it were
+    sent now, not after the later operations of a batch change it."""
     if isinstance(value, np.ndarray) and value.dtype.kind in NUMERIC_KINDS:
         return value.copy()
     if type(value) in (list, tuple):
         return type(value)(as_of_now(v) for v in value)
+    if type(value) is dict:
+        return {k: as_of_now(v) for k, v in value.items()}
     return value
 
 
@@ -176,8 +181,9 @@ class Held:
 class Agent:
     """Handles the grader's requests against the kernel's namespace, keeping handles to objects."""
 
-    def __init__(self, namespace: dict) -> None:
+    def __init__(self, namespace: dict, doubles: dict | None = None) -> None:
         self.namespace, self.objects, self.keys = namespace, {}, {}
+        self.doubles = doubles or {}
 
     def _ref(self, value) -> dict:
         """A handle; the same object always gets the same one (checks compare identities)."""
@@ -271,6 +277,10 @@ class Agent:
             except BaseException as error:  # noqa: BLE001 - reported after the values so far
                 raise BatchStop(values, error) from None
         return values
+
+    def op_double(self, name: str, *args):
+        """A new object of the grader's own (``doubles.DOUBLES``) to hand the student's code."""
+        return self.doubles[name](*args)
 
     def op_builtin(self, name: str, *args):
         return BUILTINS[name](*args)

@@ -17,7 +17,7 @@ from pathlib import Path
 import zmq
 from jupyter_client.session import Session
 
-from autograder.remote import agent
+from autograder.remote import agent, doubles
 
 AGENT_NAME = "_minitorch_grader_agent"
 MAX_REPLY_CHARS = 64 << 20
@@ -82,11 +82,14 @@ class Channel:
         return None
 
     def install(self, seconds: float = 30.0) -> None:
-        """Put the agent in the kernel (its source, compiled under a name of its own)."""
+        """Put the agent in the kernel (its source, compiled under a name of its own), with the
+        doubles it builds for the grader (``doubles.py``)."""
         source = Path(agent.__file__).read_text(encoding="utf-8")
-        code = (f"exec(compile({source!r}, {agent.AGENT_FILE!r}, 'exec'), _ns := {{}})\n"
-                f"{AGENT_NAME} = _ns['Agent'](get_ipython().user_ns)\n"
-                f"_ns['serve'](get_ipython().kernel, {AGENT_NAME}); del _ns")
+        made = Path(doubles.__file__).read_text(encoding="utf-8")
+        code = (f"exec(compile({made!r}, {agent.DOUBLES_FILE!r}, 'exec'), _made := {{}})\n"
+                f"exec(compile({source!r}, {agent.AGENT_FILE!r}, 'exec'), _ns := {{}})\n"
+                f"{AGENT_NAME} = _ns['Agent'](get_ipython().user_ns, _made['DOUBLES'])\n"
+                f"_ns['serve'](get_ipython().kernel, {AGENT_NAME}); del _ns, _made")
         content = self._send("execute_request", {
             "code": code, "silent": True, "store_history": False, "allow_stdin": False,
             "stop_on_error": False}, seconds)

@@ -23,20 +23,14 @@ from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
 
 BEGIN = "BEGIN HIDDEN TESTS"
-# Checks that still need the student's process: they hand the student's code objects of
-# their own (spies, datasets, reference networks, functions), subclass the student's
-# classes, use operators on the student's objects (unit 12's Tensor) or compare array
-# identities (in-place updates; gradient arrays or a state dict that must stay the kernel's
-# own objects, since arrays travel as copies: tests/autograder/test_remote_audit.py). Their
-# cells run in the kernel as before, and a unit with any of them gets the reference and the
-# checks in its sandbox; the others run here.
+# Checks that still run in the student's kernel: they hand the student's code objects of
+# their own that are not doubles (spied reference networks, losses and optimizers: unit 09)
+# or use Python operators on the student's objects (unit 12's Tensor). Their cells run in the kernel as before, and a unit with any
+# of them gets the reference and the checks in its sandbox. The others run here; what they
+# hand the student's code is data, or a double built in the kernel (``doubles.py``: a
+# function to differentiate, layers that log their calls, a dataset, a scheduler subclass).
 IN_KERNEL = frozenset({
-    "numerical_gradient_accuracy", "numerical_gradient_nd", "numerical_gradient_restores_x",
-    "sequential_forward", "sequential_backward", "sequential_repr",
-    "dataloader_batches", "dataloader_drop_last", "dataloader_shuffle", "random_split_partition",
-    "random_split_fractions",
     "train_epoch_steps", "train_epoch_metrics", "evaluate_mode", "fit_history", "fit_callbacks",
-    "lr_scheduler_step", "lambda_lr_schedule",
     "tensor_arithmetic", "tensor_elementwise_functions", "tensor_matmul", "tensor_reductions",
     "tensor_reshape_transpose", "tensor_broadcasting", "tensor_reused_nodes",
     "tensor_backward_twice", "tensor_deep_graph", "tensor_mlp", "tensor_cross_entropy",

@@ -1,0 +1,140 @@
+"""Objects of the grader's own that a check hands to the student's code, built in the
+student's kernel: a scalar function ``f()`` that reads an array (for ``numerical_gradient``),
+a recorder that subclasses the student's layers to log the calls that reach them (for
+``Sequential``), a subclass of the student's container with an ``extra_repr``, a
+dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), and a
+scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``).
+
+This file is sent, as text, into the kernel with the agent (``channel.install``), which
+builds a double when the grader asks (``op_double``); the grader imports it too, so both
+sides compute the same values. Like the agent it holds no check, no expected value and
+nothing to hide: what the student's code does with a double comes back as data, and is
+judged outside. Stdlib and numpy only.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def cubic(c: np.ndarray, x: np.ndarray) -> float:
+    """sum(c * x**3)"""
+    return float((c * x**3).sum())
+
+
+def coupled(c: np.ndarray, x: np.ndarray) -> float:
+    """sin(sum(c * x)) + sum(x**2)"""
+    return float(np.sin((c * x).sum()) + (x * x).sum())
+
+
+FUNCTIONS = {"cubic": cubic, "coupled": coupled}
+
+
+class ScalarFunction:
+    """``f()``: the function ``kind`` (of ``FUNCTIONS``) at what ``x`` holds when called, as
+    numerical_gradient(f, x, h) expects: it perturbs x in place and calls f()."""
+
+    def __init__(self, kind: str, c: np.ndarray, x: np.ndarray) -> None:
+        self.value, self.c, self.x = FUNCTIONS[kind], c, x
+
+    def __call__(self) -> float:
+        return self.value(self.c, self.x)
+
+
+class Recorder:
+    """Subclasses of the student's layer classes (``spy``) that log every forward and backward
+    call in order: ``(kind, layer, given)``, the layer as its index in ``leaves`` (-1 for any
+    other object) and a float copy of the array it was given (None if it is not one)."""
+
+    def __init__(self) -> None:
+        self.leaves: list = []
+        self.calls: list[tuple] = []
+
+    def spy(self, cls: type) -> type:
+        recorder = self
+
+        def forward(layer, x):
+            recorder.log("forward", layer, x)
+            return cls.forward(layer, x)
+
+        def backward(layer, grad_output):
+            recorder.log("backward", layer, grad_output)
+            return cls.backward(layer, grad_output)
+
+        def __call__(layer, *args, **kwargs):
+            return layer.forward(*args, **kwargs)
+        return type(cls.__name__, (cls,), {
+            "forward": forward, "backward": backward, "__call__": __call__,
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+        })
+
+    def log(self, kind: str, layer: object, value: object) -> None:
+        index = next((i for i, leaf in enumerate(self.leaves) if leaf is layer), -1)
+        try:
+            given = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            given = None
+        self.calls.append((kind, index, given))
+
+    def records(self) -> list[tuple]:
+        return list(self.calls)
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+
+def tagged(cls: type, text: str) -> type:
+    """``Tagged``, a subclass of the student's container whose extra_repr() returns ``text``."""
+    return type("Tagged", (cls,), {"extra_repr": lambda self: text})
+
+
+class IndexDataset:
+    """``n`` samples ``(x_i, i)``: ``x_i`` of ``shape`` with ``x_i.flat[0] == i``."""
+
+    def __init__(self, n: int, shape: tuple[int, ...] = (3,)) -> None:
+        offsets = np.linspace(0.0, 0.5, math.prod(shape)).reshape(shape)
+        self.x = np.arange(n, dtype=float).reshape((n,) + (1,) * len(shape)) + offsets
+        self.y = np.arange(n)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, index):
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"this dataset takes one integer index, got {type(index).__name__}: "
+                            "a Dataset is read one sample at a time, dataset[i]; stack the "
+                            "samples of a batch yourself")
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} out of range for a dataset of {len(self)} samples")
+        return self.x[index], self.y[index]
+
+
+def halving(base: type) -> type:
+    """A subclass of the student's LRScheduler whose rate halves every epoch, as in unit 9's
+    visible tests."""
+    class Halving(base):
+        def lr_at(self, base_lr, epoch):
+            return base_lr * 0.5**epoch
+    return Halving
+
+
+SCHEDULES = {"0.95 ** epoch": lambda e: 0.95**e, "1 / (1 + epoch)": lambda e: 1 / (1 + e),
+             "min(1, (epoch + 1) / 5)": lambda e: min(1.0, (e + 1) / 5)}
+
+
+class Lambda:
+    """A schedule function for LambdaLR (one of ``SCHEDULES``) that prints as its formula."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.f = text, SCHEDULES[text]
+
+    def __call__(self, epoch: int) -> float:
+        return self.f(epoch)
+
+    def __repr__(self) -> str:
+        return f"lambda epoch: {self.text}"
+
+
+DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
+           "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda}
