@@ -1,20 +1,28 @@
-"""Reference objects that log every call a student's training loop makes.
+"""The objects a student's training loop is handed, and what the checks read of them.
 
-The loop under test drives a ``minitorch_ref`` network, loss and optimizer wrapped
-in spies; the log (who, method, arguments, result, the model's mode) is what the
-training checks read: the order of the steps, their number, the losses to average.
+The loop under test drives a network (Linear, ReLU, Linear), a CrossEntropyLoss and an
+SGD of the notebook's own classes, wrapped in spies (``doubles.Training``, built in the
+student's kernel when graded from outside), with the weights of a ``minitorch_ref`` twin
+built from the seed. The log (who, method, arguments, result, the model's mode) is what
+the training checks read: the order of the steps, their number, the losses to average.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 import minitorch_ref
+from autograder.checks._calls import attribute
+from autograder.remote.doubles import Training
+from autograder.remote.proxy import Remote
+from autograder.sandbox import call
+from course.testing.compare import expect_close
 from minitorch_ref import nn, optim
 
 CLASSES = 3
 FEATURES = 2
+HIDDEN = 6
 LR = 0.5
 
 
@@ -33,77 +41,67 @@ class Call:
         return f"{self.who}.{self.method}"
 
 
-class Spy:
-    """Forwards everything to ``target``; logs calls to ``methods`` (``__call__`` as forward)."""
-
-    def __init__(self, who: str, target: object, methods: tuple[str, ...], run: "Run") -> None:
-        object.__setattr__(self, "_spied", (who, target, methods, run))
-
-    def _logged(self, method: str, function):
-        who, _, _, run = self._spied
-
-        def logged(*args):
-            result = function(*args)
-            run.log.append(Call(who, method, args, result, bool(run.net.training)))
-            return result
-        return logged
-
-    def __getattr__(self, name: str):
-        _, target, methods, _ = self._spied
-        value = getattr(target, name)
-        return self._logged(name, value) if name in methods else value
-
-    def __setattr__(self, name: str, value) -> None:
-        setattr(self._spied[1], name, value)
-
-    def __call__(self, *args):
-        return self._logged("forward", self._spied[1].forward)(*args)
+def network(seed: int) -> nn.Sequential:
+    """The reference network of a run, freshly built from the seed (a twin has its weights)."""
+    minitorch_ref.manual_seed(seed)
+    return nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, CLASSES))
 
 
-@dataclass
+# What a check uses for the classes a hidden cell did not pass.
+REFERENCE = (nn.Sequential, nn.Linear, nn.ReLU, nn.CrossEntropyLoss, optim.SGD)
+
+
 class Run:
-    """A small classification problem, a network, its loss and optimizer, all spied on."""
+    """A small classification problem and the spied objects a loop is handed, built from
+    ``framework`` (the notebook's Sequential, Linear, ReLU, CrossEntropyLoss and SGD, or the
+    reference's for those not given): in the student's kernel when they live there."""
 
-    n: int = 10
-    batch_size: int = 4
-    seed: int = 0
-    dropout: float = 0.0
-    log: list[Call] = field(default_factory=list)
+    def __init__(self, framework: tuple, n: int = 10, batch_size: int = 4, seed: int = 0):
+        framework = tuple(given or default for given, default in zip(framework, REFERENCE))
+        self.n, self.batch_size, self.seed = n, batch_size, seed
+        rng = np.random.default_rng(seed)
+        self.X = rng.standard_normal((n, FEATURES))
+        self.y = rng.integers(0, CLASSES, n)
+        weights = [p.data.copy() for p in network(seed).parameters()]
+        arguments = (*framework, (FEATURES, HIDDEN, CLASSES), weights, LR, self.X, self.y,
+                     batch_size)
+        if isinstance(framework[0], Remote):
+            self.double = call("building the network from the notebook's classes",
+                               framework[0]._session.send, "double", "training", *arguments)
+        else:
+            self.double = call("building the network from the notebook's classes", Training,
+                               *arguments)
+        expect_close("the network built from the notebook's Sequential, Linear and ReLU",
+                     self.double.output(self.X), network(seed).eval()(self.X),
+                     "the same weights as the reference network: did a cell change those "
+                     "classes? Run the notebook from the top.")
+        self.model, self.criterion, self.optimizer = (
+            attribute("the spied objects", self.double, name)
+            for name in ("model", "criterion", "optimizer"))
+        self.loader = attribute("the batches", self.double, "loader")
 
-    def __post_init__(self) -> None:
-        rng = np.random.default_rng(self.seed)
-        self.X = rng.standard_normal((self.n, FEATURES))
-        self.y = rng.integers(0, CLASSES, self.n)
-        self.net = self.network()
-        self.model = Spy("model", self.net, ("forward", "backward", "train", "eval", "zero_grad"),
-                         self)
-        self.criterion = Spy("criterion", nn.CrossEntropyLoss(), ("forward", "backward"), self)
-        self.optimizer = Spy("optimizer", optim.SGD(self.net.parameters(), lr=LR),
-                             ("step", "zero_grad"), self)
-        self.loader = [(self.X[i:i + self.batch_size], self.y[i:i + self.batch_size])
-                       for i in range(0, self.n, self.batch_size)]
-
-    def network(self) -> nn.Sequential:
-        """The network of this run, freshly built from the seed (a twin has the same weights)."""
-        minitorch_ref.manual_seed(self.seed)
-        layers = [nn.Linear(FEATURES, 6), nn.ReLU()]
-        layers += [nn.Dropout(self.dropout)] if self.dropout else []
-        return nn.Sequential(*layers, nn.Linear(6, CLASSES))
+    @property
+    def log(self) -> list[Call]:
+        return [Call(who, method, tuple(args), result, bool(training))
+                for who, method, args, result, training in self.double.records()]
 
     def names(self) -> list[str]:
         return [c.name for c in self.log]
 
+    def batches(self) -> int:
+        return -(-self.n // self.batch_size)
+
     def losses(self) -> list[tuple[Call, bool]]:
         """Every loss computed, and whether it was backpropagated (a training batch)."""
-        found = []
-        for i, c in enumerate(self.log):
+        log, found = self.log, []
+        for i, c in enumerate(log):
             if c.name == "criterion.forward":
-                after = [d.method for d in self.log[i + 1:] if d.who == "criterion"]
+                after = [d.method for d in log[i + 1:] if d.who == "criterion"]
                 found.append((c, bool(after) and after[0] == "backward"))
         return found
 
     def parameters(self) -> list[np.ndarray]:
-        return [p.data.copy() for p in self.net.parameters()]
+        return self.double.parameters()
 
 
 def weighted_mean(calls: list[Call]) -> tuple[float, float]:

@@ -1,8 +1,9 @@
 """Checks of unit 9's training loop: ``train_epoch``, ``evaluate`` and ``fit``.
 
-The student's function drives a ``minitorch_ref`` network, loss and SGD wrapped in
-spies (``_spies``), over a list of batches of 4, 4 and 2 samples, so that a plain
-mean of the batch losses differs from the epoch's mean. The checks read the log:
+The student's function drives a network, loss and SGD of the notebook's own classes
+(passed to the check with the function) wrapped in spies (``_spies``), over a list of
+batches of 4, 4 and 2 samples, so that a plain mean of the batch losses differs from
+the epoch's mean. The checks read the log:
 the mode at every forward pass, one zero_grad before each backward, one step per
 batch, nothing but forward passes in evaluation, and the returned numbers are
 recomputed from the losses the loop itself was given.
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks._spies import LR, Call, Run, weighted_mean
+from autograder.checks._calls import kept_call
+from autograder.checks._spies import LR, Run, network, weighted_mean
 from course.testing.compare import expect_close
 from course.testing.diagnose import close
 from course.testing.failure import expect, fail
@@ -35,9 +37,7 @@ def _pair(what: str, result: object) -> tuple[float, float]:
 def _train(train_epoch, run: Run) -> tuple[float, float]:
     """The student's epoch from eval mode with stale gradients of 1, as a previous epoch
     followed by an evaluation would leave them."""
-    run.net.eval()
-    for param in run.net.parameters():
-        param.grad[...] = 1.0
+    run.double.prepare(False, 1.0)
     result = call("train_epoch(model, loader, criterion, optimizer)", train_epoch,
                   run.model, run.loader, run.criterion, run.optimizer)
     return _pair("train_epoch", result)
@@ -45,7 +45,7 @@ def _train(train_epoch, run: Run) -> tuple[float, float]:
 
 def _expect_batch_steps(run: Run) -> None:
     """Per batch: forward in training mode, zero_grad, both backwards, then one step."""
-    names, batches = run.names(), len(run.loader)
+    names, batches = run.names(), run.batches()
     expect(all(c.training for c in run.log if c.name == "model.forward"),
            "a forward pass ran in evaluation mode: call model.train() before the first batch "
            "(evaluate() leaves the model in eval mode).")
@@ -67,28 +67,32 @@ def _expect_batch_steps(run: Run) -> None:
 
 
 def _expect_trained_like_reference(run: Run) -> None:
-    twin = Run(run.n, run.batch_size, run.seed)
-    training.train_epoch(twin.net, nn.CrossEntropyLoss(), optim.SGD(twin.net.parameters(), lr=LR),
-                         twin.loader)
-    for k, (got, expected) in enumerate(zip(run.parameters(), twin.parameters())):
+    twin = network(run.seed)
+    loader = [(run.X[i:i + run.batch_size], run.y[i:i + run.batch_size])
+              for i in range(0, run.n, run.batch_size)]
+    training.train_epoch(twin, nn.CrossEntropyLoss(), optim.SGD(twin.parameters(), lr=LR), loader)
+    expected = [p.data for p in twin.parameters()]
+    for k, (got, expected) in enumerate(zip(run.parameters(), expected)):
         expect_close(f"parameter {k} after train_epoch", got, expected,
                      "one SGD step per batch of the usual loop")
 
 
 @check
-def train_epoch_steps(train_epoch):
+def train_epoch_steps(train_epoch, Sequential=None, Linear=None, ReLU=None,
+                      CrossEntropyLoss=None, SGD=None):
     """model.train(), then per batch forward, loss, zero_grad, backward, step; the parameters
     end where the reference loop puts them."""
-    run = Run()
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD))
     _train(train_epoch, run)
     _expect_batch_steps(run)
     _expect_trained_like_reference(run)
 
 
 @check
-def train_epoch_metrics(train_epoch):
+def train_epoch_metrics(train_epoch, Sequential=None, Linear=None, ReLU=None,
+                        CrossEntropyLoss=None, SGD=None):
     """(mean loss, accuracy) over the epoch's samples: batch losses weighted by batch size."""
-    run = Run(n=10, batch_size=4)
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), n=10, batch_size=4)
     loss, accuracy = _train(train_epoch, run)
     calls = [c for c, _ in run.losses()]
     mean, share = weighted_mean(calls)
@@ -114,13 +118,12 @@ def train_epoch_metrics(train_epoch):
 
 
 @check
-def evaluate_mode(evaluate):
+def evaluate_mode(evaluate, Sequential=None, Linear=None, ReLU=None,
+                  CrossEntropyLoss=None, SGD=None):
     """Eval mode for the forward pass; no backward, step or zero_grad; gradients and weights
     untouched; the loss and accuracy of the eval-mode network."""
-    run = Run(n=12, dropout=0.5)
-    run.net.train()
-    for param in run.net.parameters():
-        param.grad[...] = 1.0
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), n=12)
+    run.double.prepare(True, 1.0)
     before = run.parameters()
     loss, accuracy = _pair("evaluate", call("evaluate(model, X, y, criterion)", evaluate,
                                             run.model, run.X.copy(), run.y.copy(), run.criterion))
@@ -129,15 +132,15 @@ def evaluate_mode(evaluate):
     expect(passes == 1, f"evaluate made {passes} forward passes (the calls: {names}); compute "
            "the logits of all of X in one forward pass, model(X).")
     expect(all(not c.training for c in run.log if c.name == "model.forward"),
-           "evaluate ran the model in training mode (dropout active): call model.eval() first.")
+           "evaluate ran the model in training mode (dropout and batch norm would be active): "
+           "call model.eval() first.")
     touched = {"criterion.backward", "model.backward", "model.zero_grad"} & set(names)
     expect(not touched, f"evaluate called {sorted(touched)}: evaluation must leave the "
            "gradients alone; it only runs forward passes.")
-    for k, (param, data) in enumerate(zip(run.net.parameters(), before)):
-        expect(bool((param.grad == 1.0).all()), f"evaluate changed the gradients of parameter {k}.")
-        expect(close(param.data, data, 0, 0), f"evaluate changed parameter {k}.")
-    run.net.eval()
-    logits = run.net(run.X)
+    for k, (grad, data, old) in enumerate(zip(run.double.gradients(), run.parameters(), before)):
+        expect(bool((grad == 1.0).all()), f"evaluate changed the gradients of parameter {k}.")
+        expect(close(data, old, 0, 0), f"evaluate changed parameter {k}.")
+    logits = network(run.seed).eval()(run.X)
     expect_close("the loss returned by evaluate", loss, nn.CrossEntropyLoss()(logits, run.y),
                  "the mean loss of the eval-mode network over all of X")
     share = float(np.mean(logits.argmax(axis=1) == run.y))
@@ -147,28 +150,33 @@ def evaluate_mode(evaluate):
     expect_close("the accuracy returned by evaluate", accuracy, share, "argmax(logits) == y")
 
 
-def _fit(fit, run: Run, epochs: int, **kwargs) -> dict:
-    history = call(f"fit(model, train_loader, criterion, optimizer, epochs={epochs}, ...)", fit,
-                   run.model, run.loader, run.criterion, run.optimizer, epochs, **kwargs)
+def _fit(fit, run: Run, epochs: int, **kwargs) -> tuple[dict, object]:
+    """The history fit returns, and that very object (a handle, graded from outside)."""
+    returned, read = kept_call(f"fit(model, train_loader, criterion, optimizer, epochs={epochs}, "
+                               "...)", fit, run.model, run.loader, run.criterion, run.optimizer,
+                               epochs, **kwargs)
+    history = read()
     keys = {"train_loss", "test_loss", "train_acc", "test_acc"}
     expect(isinstance(history, dict) and set(history) == keys, "fit should return a dict with "
            f"all four keys train_loss, test_loss, train_acc, test_acc, got {history!r:.200}")
-    return history
+    return history, returned
 
 
 @check
-def fit_history(fit):
+def fit_history(fit, Sequential=None, Linear=None, ReLU=None,
+                CrossEntropyLoss=None, SGD=None):
     """One entry per epoch: the epoch's size-weighted training loss and accuracy, then the
     loss and accuracy on test_data evaluated after that epoch; empty test lists without it."""
-    run, epochs = Run(), 3
+    framework = (Sequential, Linear, ReLU, CrossEntropyLoss, SGD)
+    run, epochs = Run(framework), 3
     X_test, y_test = run.X[:6] + 0.5, run.y[:6]
-    history = _fit(fit, run, epochs, test_data=(X_test, y_test))
+    history, _ = _fit(fit, run, epochs, test_data=(X_test, y_test))
     for key, values in history.items():
         expect(isinstance(values, list) and len(values) == epochs, f"history['{key}'] holds "
                f"{values!r:.80} after {epochs} epochs: append one value per epoch.")
     losses = run.losses()
     pattern = ["train" if trained else "test" for _, trained in losses]
-    batches = len(run.loader)
+    batches = run.batches()
     expect(pattern == (["train"] * batches + ["test"]) * epochs, f"the losses were computed in "
            f"the order {pattern}; expected per epoch {batches} training batches, then one "
            "evaluation on test_data after the epoch's training.")
@@ -183,30 +191,24 @@ def fit_history(fit):
                      where)
         expect_close(f"history['test_acc'][{epoch}]", history["test_acc"][epoch], test_accuracy,
                      where)
-    history = _fit(fit, Run(batch_size=5), 2)
+    history, _ = _fit(fit, Run(framework, batch_size=5), 2)
     expect(history["test_loss"] == [] and history["test_acc"] == [] and
            len(history["train_loss"]) == 2, f"without test_data fit should return empty test "
            f"lists and 2 training values, got {history!r:.200}")
 
 
 @check
-def fit_callbacks(fit):
+def fit_callbacks(fit, Sequential=None, Linear=None, ReLU=None,
+                  CrossEntropyLoss=None, SGD=None):
     """The scheduler steps once per epoch after its optimizer steps; callback(history) is
     called after every epoch with the dict fit returns; training batches run in train mode."""
-    run, epochs, seen = Run(), 3, []
-
-    class Scheduler:
-        def step(self):
-            run.log.append(Call("scheduler", "step", (), None, bool(run.net.training)))
-
-    def callback(h):
-        seen.append((h, len(h.get("train_loss", ()))))
-        run.log.append(Call("callback", "step", (), None, bool(run.net.training)))
-
-    history = _fit(fit, run, epochs, test_data=(run.X[:6], run.y[:6]), scheduler=Scheduler(),
-                   callback=callback)
+    run, epochs = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD)), 3
+    scheduler = call("a scheduler", run.double.scheduler)
+    callback = call("a callback", run.double.callback)
+    _, returned = _fit(fit, run, epochs, test_data=(run.X[:6], run.y[:6]), scheduler=scheduler,
+                       callback=callback)
     order = [c.who for c in run.log if c.method == "step"]
-    batches = len(run.loader)
+    batches = run.batches()
     steps = [who for who in order if who != "callback"]
     expect(steps == (["optimizer"] * batches + ["scheduler"]) * epochs, f"the optimizer and "
            f"scheduler steps came in the order {steps}; the scheduler steps once per epoch, "
@@ -215,9 +217,10 @@ def fit_callbacks(fit):
            f"the steps and callbacks came in the order {order}: call callback(history) after "
            "the scheduler's step, so that a callback reading the learning rate sees the next "
            "epoch's (steps 3 and 4 in this order).")
+    seen = run.double.histories(returned)
     expect([n for _, n in seen] == list(range(1, epochs + 1)), "callback(history) should be "
            f"called once after every epoch; it saw histories of lengths {[n for _, n in seen]}.")
-    expect(all(h is history for h, _ in seen), "callback should receive the history dict that "
+    expect(all(same for same, _ in seen), "callback should receive the history dict that "
            "fit returns (the same object, updated), not a copy.")
     expect(all(c.training for c, trained in run.losses() if trained), "a training batch after "
            "an evaluation ran in evaluation mode: train_epoch must call model.train().")

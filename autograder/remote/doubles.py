@@ -2,8 +2,9 @@
 student's kernel: a scalar function ``f()`` that reads an array (for ``numerical_gradient``),
 a recorder that subclasses the student's layers to log the calls that reach them (for
 ``Sequential``), a subclass of the student's container with an ``extra_repr``, a
-dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), and a
-scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``).
+dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), a
+scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), and a
+spied network, loss and optimizer of the notebook's own classes (for unit 9's loop).
 
 This file is sent, as text, into the kernel with the agent (``channel.install``), which
 builds a double when the grader asks (``op_double``); the grader imports it too, so both
@@ -136,5 +137,110 @@ class Lambda:
         return f"lambda epoch: {self.text}"
 
 
+def _data(value):
+    """What a training log keeps of an argument or result: arrays (copied) and numbers."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return value if isinstance(value, (int, float, np.generic)) else None
+
+
+class Spy:
+    """Forwards everything to ``target``; logs its calls to ``methods`` (``__call__`` as
+    forward) in ``run``."""
+
+    def __init__(self, who: str, target: object, methods: tuple[str, ...], run: "Training"):
+        object.__setattr__(self, "_spied", (who, target, methods, run))
+
+    def _logged(self, method: str, function):
+        who, _, _, run = self._spied
+
+        def logged(*args):
+            result = function(*args)
+            run.record(who, method, args, result)
+            return result
+        return logged
+
+    def __getattr__(self, name: str):
+        _, target, methods, _ = self._spied
+        value = getattr(target, name)
+        return self._logged(name, value) if name in methods else value
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._spied[1], name, value)
+
+    def __call__(self, *args):
+        return self._logged("forward", self._spied[1].forward)(*args)
+
+
+class Training:
+    """What unit 9's training loop is handed, built from the notebook's own classes: a network
+    Linear, ReLU, Linear of ``widths`` holding the grader's ``weights``, its CrossEntropyLoss
+    and SGD(lr), each spied on, and the batches of (X, y). The log holds data only:
+    ``(who, method, args, result, training)``, the network's mode at the call."""
+
+    def __init__(self, Sequential, Linear, ReLU, CrossEntropyLoss, SGD, widths: tuple,
+                 weights: list, lr: float, X: np.ndarray, y: np.ndarray, batch_size: int):
+        self.net = Sequential(Linear(widths[0], widths[1]), ReLU(), Linear(widths[1], widths[2]))
+        for param, w in zip(self.net.parameters(), weights):
+            param.data[...] = w
+        self.log: list[tuple] = []
+        self.seen: list[tuple] = []
+        self.model = Spy("model", self.net, ("forward", "backward", "train", "eval", "zero_grad"),
+                         self)
+        self.criterion = Spy("criterion", CrossEntropyLoss(), ("forward", "backward"), self)
+        self.optimizer = Spy("optimizer", SGD(self.net.parameters(), lr=lr), ("step", "zero_grad"),
+                             self)
+        self.loader = [(X[i:i + batch_size], y[i:i + batch_size])
+                       for i in range(0, len(y), batch_size)]
+
+    def record(self, who: str, method: str, args: tuple = (), result=None) -> None:
+        self.log.append((who, method, tuple(_data(a) for a in args), _data(result),
+                         bool(self.net.training)))
+
+    def records(self) -> list[tuple]:
+        return list(self.log)
+
+    def output(self, X: np.ndarray) -> np.ndarray:
+        """The network's output on X, in evaluation mode, not logged."""
+        self.net.eval()
+        return np.array(self.net.forward(X), dtype=float)
+
+    def prepare(self, training: bool, grad: float) -> None:
+        """The network in training or evaluation mode, every gradient filled with ``grad``."""
+        if training:
+            self.net.train()
+        else:
+            self.net.eval()
+        for param in self.net.parameters():
+            param.grad[...] = grad
+
+    def parameters(self) -> list[np.ndarray]:
+        return [np.array(p.data, dtype=float) for p in self.net.parameters()]
+
+    def gradients(self) -> list[np.ndarray]:
+        return [np.array(p.grad, dtype=float) for p in self.net.parameters()]
+
+    def scheduler(self) -> object:
+        """A scheduler whose step() is logged."""
+        run = self
+
+        class Scheduler:
+            def step(self) -> None:
+                run.record("scheduler", "step")
+        return Scheduler()
+
+    def callback(self):
+        """A callback(history) that is logged and keeps the history it was given."""
+        def callback(history) -> None:
+            self.seen.append((history, len(history.get("train_loss", ()))))
+            self.record("callback", "step")
+        return callback
+
+    def histories(self, returned) -> list[tuple[bool, int]]:
+        """For each call of the callback: whether it got ``returned`` itself, and its length."""
+        return [(history is returned, n) for history, n in self.seen]
+
+
 DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
-           "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda}
+           "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda,
+           "training": Training}

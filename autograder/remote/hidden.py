@@ -23,14 +23,13 @@ from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
 
 BEGIN = "BEGIN HIDDEN TESTS"
-# Checks that still run in the student's kernel: they hand the student's code objects of
-# their own that are not doubles (spied reference networks, losses and optimizers: unit 09)
-# or use Python operators on the student's objects (unit 12's Tensor). Their cells run in the kernel as before, and a unit with any
-# of them gets the reference and the checks in its sandbox. The others run here; what they
-# hand the student's code is data, or a double built in the kernel (``doubles.py``: a
-# function to differentiate, layers that log their calls, a dataset, a scheduler subclass).
+# Checks that still run in the student's kernel: they use Python operators on the student's
+# objects (unit 12's Tensor). Their cells run in the kernel as before, and a unit with any of
+# them gets the reference and the checks in its sandbox. The others run here; what they hand
+# the student's code is data, or a double built in the kernel (``doubles.py``: a function to
+# differentiate, layers that log their calls, a dataset, a scheduler subclass, a spied
+# network of the notebook's own classes).
 IN_KERNEL = frozenset({
-    "train_epoch_steps", "train_epoch_metrics", "evaluate_mode", "fit_history", "fit_callbacks",
     "tensor_arithmetic", "tensor_elementwise_functions", "tensor_matmul", "tensor_reductions",
     "tensor_reshape_transpose", "tensor_broadcasting", "tensor_reused_nodes",
     "tensor_backward_twice", "tensor_deep_graph", "tensor_mlp", "tensor_cross_entropy",
