@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.remote.agent import as_of_now, warned, write_array
+from autograder.remote.agent import as_of_now, repeated, warned, write_array
 from autograder.remote.proxy import Remote, RemoteError
 from autograder.sandbox import call
 from course.testing.compare import as_array
@@ -97,6 +97,28 @@ def kept_call(what: str, function: Callable, *args, **kwargs) -> tuple[object, C
 def kept_result(what: str, obj: object, name: str) -> tuple[object, Callable[[], object]]:
     """``obj.<name>()`` itself, and a reader of what that very result holds later."""
     return kept_call(what, call(what, getattr, obj, name))
+
+
+def is_instance(value: object, cls: type) -> bool:
+    """``isinstance(value, cls)``, also for a class in the student's kernel."""
+    if isinstance(cls, Remote):
+        return bool(cls._session.send("builtin", "isinstance", value, cls))
+    return isinstance(value, cls)
+
+
+def chain_of(what: str, name: str, value: object, other: object, times: int) -> object:
+    """``value = value <op> other``, ``times`` times (``agent.repeated``): graded from
+    outside, in one request instead of one per operation."""
+    if isinstance(value, Remote):
+        return call(what, value._session.send, "repeat", name, value, other, times)
+    return call(what, repeated, name, value, other, times)
+
+
+def type_of(value: object) -> type:
+    """``type(value)``, also for an object in the student's kernel (its class there)."""
+    if isinstance(value, Remote):
+        return value._session.send("builtin", "type", value)
+    return type(value)
 
 
 def type_name(value: object) -> str:

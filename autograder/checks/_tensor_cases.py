@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from autograder.checks._calls import is_instance, type_name
 from autograder.checks._engine_mistakes import Mistake, engine_mistakes
 from autograder.checks._fd import fd_verdict
 from autograder.integrity import check_instance
@@ -113,12 +114,12 @@ def compute(Tensor: type, case: Case) -> tuple[dict[str, object], object]:
     """The student's leaves and result; fails unless the result is one of their Tensors."""
     leaves = {name: make_leaf(Tensor, name, a) for name, a in case.inputs.items()}
     out = call(f"computing {case.text} ({case.where})", case.fn, *leaves.values())
-    if not isinstance(out, Tensor):
-        if type(out).__name__ == Tensor.__name__:
-            fail(f"{case.text} returned a {type(out).__name__} of another class than the one "
+    if not is_instance(out, Tensor):
+        if type_name(out) == Tensor.__name__:
+            fail(f"{case.text} returned a {type_name(out)} of another class than the one "
                  "graded (an older definition?): run the cell that defines Tensor, then the "
                  "cells after it, again.")
-        fail(f"{case.text} returned a {type(out).__name__}, expected a Tensor: every operation "
+        fail(f"{case.text} returned a {type_name(out)}, expected a Tensor: every operation "
              "must wrap its result in a new Tensor that remembers its parents.")
     return leaves, out
 

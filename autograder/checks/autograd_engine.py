@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from autograder.checks._calls import chain_of
 from autograder.checks._engine_mistakes import stale_second_pass
 from autograder.checks._tensor_cases import (
     Case, Expected, same, check_case, compute, expect_grad, make_leaf, randn, run_backward,
@@ -144,16 +145,12 @@ def tensor_deep_graph(Tensor, topological_order):
     the size of the graph."""
     _expect_listed_once(Tensor, topological_order)
     x = make_leaf(Tensor, "x", np.array(1.0))
-    y = x
-    for _ in range(DEPTH):
-        y = call(f"y = y * {FACTOR} (a chain of {DEPTH})", lambda t: t * FACTOR, y)
+    y = chain_of(f"y = y * {FACTOR} (a chain of {DEPTH})", "mul", x, FACTOR, DEPTH)
     _deep_backward(f"y.backward() at the end of a chain of {DEPTH} multiplications", y)
     expect_close(f"x.grad after a chain of {DEPTH} multiplications y = y * {FACTOR}",
                  getattr(x, "grad", None), np.array(FACTOR**DEPTH), "x a scalar")
     x = make_leaf(Tensor, "x", np.array(1.5))
-    total = x
-    for _ in range(WIDTH):
-        total = call(f"total = total + x ({WIDTH} times)", lambda t: t + x, total)
+    total = chain_of(f"total = total + x ({WIDTH} times)", "add", x, x, WIDTH)
     _deep_backward(f"total.backward() for total = x + x + ... ({WIDTH + 1} terms)", total)
     expect_close(f"x.grad for total = x + x + ... + x ({WIDTH + 1} terms)",
                  getattr(x, "grad", None), np.array(WIDTH + 1.0), "x a scalar",

@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from autograder.checks._calls import type_of
 from autograder.checks._tensor_cases import Case, Expected, check_case
 from autograder.registry import check
 from course.testing._trusted import asarray
@@ -64,7 +65,7 @@ def cross_entropy_ops(logits, y: np.ndarray):
 def mlp_forward(mlp: MLP, X: np.ndarray, y: np.ndarray) -> Callable:
     """The loss as a function of W1, b1, W2, b2, ...: Tensor operations only."""
     def loss(*params):
-        h = type(params[0])(X)
+        h = type_of(params[0])(X)
         layers = list(zip(params[::2], params[1::2]))
         for i, (W, b) in enumerate(layers):
             h = h @ W + b

@@ -80,7 +80,7 @@ class Execute(NbgraderExecute):
                                  store_history: bool = True):
         """A hidden test cell is graded by ``autograder.remote.hidden``; every other cell runs
         in the kernel as usual."""
-        call = hidden.remote(cell.source) if cell.cell_type == "code" and self.remote_checks else None
+        call = hidden.parse(cell.source) if cell.cell_type == "code" and self.remote_checks else None
         if call is None:
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)

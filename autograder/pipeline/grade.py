@@ -26,7 +26,6 @@ from autograder.pipeline import bwrap, fingerprint, gradebook
 from autograder.pipeline.course import Course, digest, read_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.job import Job, Limits, Material, Result
-from autograder.remote import hidden
 
 
 class GradingError(RuntimeError):
@@ -118,22 +117,14 @@ def material(course: Course, limits: Limits, sandbox: bool, keep: bool = False) 
                         notebooks, limits, sandbox, str(course.root), fingerprint.installed(), keep)
 
 
-def _needs_reference(course: Course, assignments: list[str]) -> dict[str, bool]:
-    """Whether each unit still has checks that run in the kernel (``hidden.IN_KERNEL``)."""
-    return {name: any(call and call[0] in hidden.IN_KERNEL for call in
-                      map(hidden.parse, gradebook.sources(course.gradebook, name)))
-            for name in assignments}
-
-
-def _jobs(course: Course, todo: list[tuple[str, str]], notebooks: dict[str, tuple[str, ...]],
-          reference: dict[str, bool]) -> Iterator[Job]:
+def _jobs(course: Course, todo: list[tuple[str, str]],
+          notebooks: dict[str, tuple[str, ...]]) -> Iterator[Job]:
     """Each submission read into a ``Job``, when the executor has room for it."""
     for student, assignment in todo:
         folder = course.submitted(student, assignment)
         releases = {name: (course.release(assignment) / f"{name}.ipynb").read_bytes()
                     for name in notebooks[assignment]}
-        yield Job(student, assignment, read_files(folder), releases, digest(folder),
-                  reference[assignment])
+        yield Job(student, assignment, read_files(folder), releases, digest(folder))
 
 
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,
@@ -162,9 +153,8 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
             if progress and executor.dashboard:
                 print(f"Dask dashboard: {executor.dashboard}", file=sys.stderr)
             executor.check(shared.installed)
-            _merge_all(course, executor, _jobs(course, todo, shared.notebooks,
-                                               _needs_reference(course, chosen)),
-                       len(todo), shared, summary, progress)
+            _merge_all(course, executor, _jobs(course, todo, shared.notebooks), len(todo),
+                       shared, summary, progress)
     except ExecutorError as error:
         raise GradingError(str(error)) from error
     summary.seconds = time.monotonic() - started

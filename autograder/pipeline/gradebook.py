@@ -59,13 +59,6 @@ def notebooks(db: Path, assignment: str) -> list[str]:
         return [notebook.name for notebook in gb.find_assignment(assignment).notebooks]
 
 
-def sources(db: Path, assignment: str) -> list[str]:
-    """The source of every read-only cell nbgrader keeps for ``assignment`` (hidden tests too)."""
-    with Gradebook(f"sqlite:///{db}") as gb:
-        return [cell.source for notebook in gb.find_assignment(assignment).notebooks
-                for cell in notebook.source_cells]
-
-
 def read(db: Path, student: str, assignment: str) -> Outcome:
     """The autograder's scores and comments for one submission in a job's gradebook."""
     outcome = Outcome(student, assignment)

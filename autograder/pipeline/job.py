@@ -93,7 +93,6 @@ class Job:
     files: dict[str, bytes]
     releases: dict[str, bytes]               # notebook name: the release notebook
     digest: str                              # course.digest of the submitted folder
-    reference: bool = True                   # its kernel may import the checks and the reference
 
 
 @dataclass
@@ -267,8 +266,8 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
         release.write_bytes(job.releases[name])
         notes += sanitize.prepare(submitted, name, release)
     shared = station.shared(Path(material.course))
-    env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox,
-                              job.reference), **kernelspec.THREADS}
+    env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox),
+           **kernelspec.THREADS}
     with _process_state(env), station.deadline(folder, material.limits.job_seconds) as deadline:
         success, _ = _autograde(root, job.student, job.assignment)
     failure = (f"grading took longer than {material.limits.job_seconds} s and was stopped"

@@ -26,12 +26,11 @@ from autograder.pipeline.kernel import LIMITS_VARIABLE
 PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "release",
              "nbgrader_config.py")
 # What a sandboxed kernel may import of the repository: the student helpers, and the few
-# files that start the kernel; the checks and the reference only where a unit still has
-# checks that run in the kernel (autograder.remote.hidden.IN_KERNEL).
+# files that start the kernel; never the checks or the reference (every check runs in the
+# grader: autograder.remote).
 KERNEL_FILES = ("course", "autograder/__init__.py", "autograder/pipeline/__init__.py",
                 "autograder/pipeline/kernel.py", "autograder/pipeline/guard.py",
                 "autograder/pipeline/landlock.py")
-CHECKING = ("autograder", "minitorch_ref")
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "MALLOC_ARENA_MAX": "2"}
 # Inside the sandbox: the private scratch folder (HOME, TMPDIR) and a writable copy of the font
@@ -60,24 +59,21 @@ def _kernel_env(shared: Shared, tmp: str, mpl: str) -> dict[str, str]:
             **THREADS}
 
 
-def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict,
-             reference: bool) -> bwrap.Profile:
+def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict) -> bwrap.Profile:
     half = limits.disk_bytes // 2
     env = _kernel_env(shared, SCRATCH, MATPLOTLIB)
     env["JUPYTER_RUNTIME_DIR"] = str(job / "run")
     env[LIMITS_VARIABLE] = json.dumps(kernel)
     return bwrap.Profile(
         read_only=(sys.base_prefix, sys.prefix, str(shared.datasets),
-                   *(str(REPO / p) for p in KERNEL_FILES + (CHECKING if reference else ()))),
+                   *(str(REPO / p) for p in KERNEL_FILES)),
         writable=(str(job / "run"),), scratch=((SCRATCH, half), (str(graded), half)),
         env=env, cwd=str(graded),
         moved=((str(graded), "/submission"), (str(shared.matplotlib), "/fonts")))
 
 
-def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool,
-          reference: bool = True) -> dict[str, str]:
-    """Write the job's kernelspec; return the variables the nbgrader process needs for it.
-    ``reference``: the sandbox lets the kernel import the checks and the reference."""
+def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dict[str, str]:
+    """Write the job's kernelspec; return the variables the nbgrader process needs for it."""
     (job / "run").mkdir(parents=True, exist_ok=True)
     kernel = {"memory_bytes": limits.memory_bytes, "file_bytes": limits.file_bytes,
               "cpu_seconds": limits.cpu_seconds, "output_bytes": limits.output_chars,
@@ -88,7 +84,7 @@ def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool,
         kernel.update(seed=[["/submission", str(graded)], ["/fonts", MATPLOTLIB]],
                       landlock=[str(graded), SCRATCH],
                       policy={"write": [str(graded), SCRATCH], "deny": [], "read": []})
-        argv = bwrap.command(_profile(job, graded, shared, limits, kernel, reference), argv)
+        argv = bwrap.command(_profile(job, graded, shared, limits, kernel), argv)
     else:
         tmp = job / "tmp"
         (tmp / ".ipython").mkdir(parents=True, exist_ok=True)

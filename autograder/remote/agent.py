@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 import signal
 import time
 import traceback
@@ -24,13 +25,17 @@ import numpy as np
 NUMERIC_KINDS = "biufc"    # bool, signed, unsigned, float, complex: the dtypes that travel
 BIT_GENERATORS = {"PCG64": np.random.PCG64, "MT19937": np.random.MT19937,
                   "Philox": np.random.Philox, "SFC64": np.random.SFC64}
-BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool}
+BUILTINS = {"len": len, "iter": iter, "next": next, "repr": repr, "str": str, "bool": bool,
+            "isinstance": isinstance, "type": type}
+# Python's operators, for expressions of the student's objects (unit 12's Tensor).
+OPERATORS = {name: getattr(operator, name) for name in
+             ("add", "sub", "mul", "truediv", "pow", "matmul", "neg")}
 AGENT_FILE = "<grader-agent>"
 DOUBLES_FILE = "<grader-doubles>"          # doubles.py, as the kernel compiles it
 GRADER_FILES = (AGENT_FILE, DOUBLES_FILE)  # not the student's lines in a traceback
 # What ``op_batch`` runs: operations whose values are data or new handles (not ``Held``).
 BATCHED = frozenset({"getattr", "call", "builtin", "getitem", "setitem", "write", "each",
-                     "double"})
+                     "double", "operator", "repeat"})
 # numpy's default floating-point error handling, restored for the calls ``op_warned`` watches
 # whatever the notebook set with np.seterr: these become RuntimeWarnings, underflow does not.
 FLOATING_POINT = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
@@ -143,6 +148,14 @@ def as_of_now(value):
         return type(value)(as_of_now(v) for v in value)
     if type(value) is dict:
         return {k: as_of_now(v) for k, v in value.items()}
+    return value
+
+
+def repeated(name: str, value, other, times: int):
+    """``value = value <op> other``, ``times`` times: a long chain of one operator (``name``
+    of ``OPERATORS``) in one request."""
+    for _ in range(times):
+        value = OPERATORS[name](value, other)
     return value
 
 
@@ -281,6 +294,13 @@ class Agent:
     def op_double(self, name: str, *args):
         """A new object of the grader's own (``doubles.DOUBLES``) to hand the student's code."""
         return self.doubles[name](*args)
+
+    def op_operator(self, name: str, *args):
+        """``a + b`` and the like, as Python evaluates them (reflected methods included)."""
+        return OPERATORS[name](*args)
+
+    def op_repeat(self, name: str, value, other, times: int):
+        return repeated(name, value, other, times)
 
     def op_builtin(self, name: str, *args):
         return BUILTINS[name](*args)

@@ -4,7 +4,8 @@ a recorder that subclasses the student's layers to log the calls that reach them
 ``Sequential``), a subclass of the student's container with an ``extra_repr``, a
 dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), a
 scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), and a
-spied network, loss and optimizer of the notebook's own classes (for unit 9's loop).
+spied network, loss and optimizer of the notebook's own classes (for unit 9's loop), and
+the weights of manual Linear layers (for unit 12's TensorMLP).
 
 This file is sent, as text, into the kernel with the agent (``channel.install``), which
 builds a double when the grader asks (``op_double``); the grader imports it too, so both
@@ -241,6 +242,26 @@ class Training:
         return [(history is returned, n) for history, n in self.seen]
 
 
+class Held:
+    """An array in ``.data``, as a manual layer's Parameter holds it."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+
+class LinearWeights:
+    """A manual Linear layer as the student's TensorMLP reads it: ``weight.data`` and
+    ``bias.data`` (arrays of the grader's), printed as the layer is."""
+
+    def __init__(self, weight: np.ndarray, bias: np.ndarray) -> None:
+        self.weight, self.bias = Held(weight), Held(bias)
+        self.in_features, self.out_features = weight.shape
+
+    def __repr__(self) -> str:
+        return (f"Linear(in_features={self.in_features}, out_features={self.out_features}, "
+                "bias=True)")
+
+
 DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
            "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda,
-           "training": Training}
+           "training": Training, "linear": LinearWeights}

@@ -3,7 +3,8 @@
 A hidden cell is ``from autograder import check`` and one ``check.NAME(Class, ...)``
 line. ``run`` never sends it to the kernel: it looks the named classes up in the
 kernel (as ``Remote`` stand-ins), runs the registered check here, where the reference
-and the check code live, and returns the cell's outputs: none when the check passes,
+and the check code live (what a check hands the student's code is data, or a double the
+agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the check passes,
 one ``CheckFailure`` error output with the check's message when it fails. nbgrader
 scores the cell from those outputs, so whatever the kernel does (blank the cell with an
 input transformer, replace ``autograder.check``, walk the stack) decides no point.
@@ -23,26 +24,8 @@ from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
 
 BEGIN = "BEGIN HIDDEN TESTS"
-# Checks that still run in the student's kernel: they use Python operators on the student's
-# objects (unit 12's Tensor). Their cells run in the kernel as before, and a unit with any of
-# them gets the reference and the checks in its sandbox. The others run here; what they hand
-# the student's code is data, or a double built in the kernel (``doubles.py``: a function to
-# differentiate, layers that log their calls, a dataset, a scheduler subclass, a spied
-# network of the notebook's own classes).
-IN_KERNEL = frozenset({
-    "tensor_arithmetic", "tensor_elementwise_functions", "tensor_matmul", "tensor_reductions",
-    "tensor_reshape_transpose", "tensor_broadcasting", "tensor_reused_nodes",
-    "tensor_backward_twice", "tensor_deep_graph", "tensor_mlp", "tensor_cross_entropy",
-    "tensor_mlp_model",
-})
 CALL = re.compile(r"^check\.(\w+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)$")
 IMPORT = "from autograder import check"
-
-
-def remote(source: str) -> tuple[str, list[str]] | None:
-    """``(check name, argument names)`` of a hidden cell graded here, or None."""
-    call = parse(source)
-    return call if call is not None and call[0] not in IN_KERNEL else None
 
 
 def parse(source: str) -> tuple[str, list[str]] | None:

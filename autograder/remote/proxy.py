@@ -134,3 +134,22 @@ class Remote:
 
     def __getitem__(self, key):
         return self._session.send("getattr", self, "__getitem__")(key)
+
+    # Python's operators are evaluated in the kernel, so that ``a * 2``, ``2 * a`` and ``-a``
+    # on the student's objects behave as there; numpy hands ``array + remote`` back to us.
+    __array_ufunc__ = None
+
+    def __neg__(self):
+        return self._session.send("operator", "neg", self)
+
+
+def _operator(name: str, reflected: bool = False):
+    def method(self, other):
+        pair = (other, self) if reflected else (self, other)
+        return self._session.send("operator", name, *pair)
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "pow", "matmul"):
+    setattr(Remote, f"__{_name}__", _operator(_name))
+    setattr(Remote, f"__r{_name}__", _operator(_name, reflected=True))

@@ -208,11 +208,13 @@ def test_only_data_and_the_students_objects_are_sent(session):
         layer.forward(lambda x: x)
 
 
-def test_the_in_kernel_list_names_checks_the_notebooks_call():
+def test_every_hidden_cell_calls_a_registered_check():
+    """Each hidden cell of every unit is one the grader runs from outside (``hidden.parse``)."""
     import nbformat
     from autograder.notebooks.units import units
     from autograder.registry import CHECKS
     import autograder.check  # noqa: F401  (registers every check)
-    called = {call[0] for unit in units() for cell in nbformat.read(str(unit.source), 4).cells
-              if (call := hidden.parse(cell.source))}
-    assert hidden.IN_KERNEL <= called <= set(CHECKS)
+    cells = [cell for unit in units() for cell in nbformat.read(str(unit.source), 4).cells
+             if hidden.BEGIN in cell.source]
+    calls = [hidden.parse(cell.source) for cell in cells]
+    assert None not in calls and {call[0] for call in calls} <= set(CHECKS)

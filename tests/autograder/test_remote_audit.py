@@ -1,9 +1,9 @@
 """The mutation audit again, graded the way a submission is: from outside the kernel.
 
 tests/autograder/test_mutation_audit.py runs every check on the reference and on every
-catalogued mutant in-process. Graded for credit, the checks that run outside the student's
-kernel (all but ``autograder.remote.hidden.IN_KERNEL``) see the student's objects through
-``autograder.remote``, where data travels as copies. This module runs those checks on the
+catalogued mutant in-process. Graded for credit, every check runs outside the student's
+kernel and sees the student's objects through ``autograder.remote``, where data travels as
+copies. This module runs those checks on the
 same classes living in a kernel, and asks for the same verdicts: the reference passes every
 check, and each mutant fails every check that catches it in-process, naming its bug.
 A check that is blind from outside (a write into an array the student's code was handed,
@@ -19,11 +19,10 @@ from autograder.integrity import trusting
 from autograder.mutants import Mutant, catalogue
 from autograder.registry import CHECKS, SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel
-from autograder.remote.hidden import IN_KERNEL
 from autograder.remote.proxy import Session
 from course.testing.failure import CheckFailure
 
-REMOTE = [check for check in CHECKS.values() if check.name not in IN_KERNEL]
+REMOTE = list(CHECKS.values())
 MUTANTS = [m for m in catalogue() if any(m.target in check.targets for check in REMOTE)]
 # Run in the kernel once: what puts a mutant (or the reference) under a check's names.
 SETUP = '''
@@ -85,5 +84,5 @@ def test_a_mutant_fails_from_outside_where_it_fails_in_process(kernel, mutant):
     messages = {check.name: remote_failure(kernel, check, mutant) for check in REMOTE
                 if check.name in expected.caught_by}
     assert [name for name, message in messages.items() if message is None] == []
-    if expected.diagnosed and not set(expected.caught_by) & IN_KERNEL:
+    if expected.diagnosed:
         assert any(mutant.diagnosis.lower() in m.lower() for m in messages.values()), messages

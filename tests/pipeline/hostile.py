@@ -6,10 +6,8 @@ score is zero: any point it gets is forged. What an attack manages to read it pr
 a leak would reach the graded notebook and the student's feedback. (Imported as
 ``hostile``: pytest puts this folder on ``sys.path``.)
 
-The attacks on the checks run against unit 4, whose hidden checks all run in the grader
-(``autograder.remote``): its kernels have neither the checks nor the reference. Units with
-checks that still run in the kernel (``autograder.remote.hidden.IN_KERNEL``) remain open
-to them; the README's threat model says so.
+The attacks on the checks run against unit 4. Every unit's hidden checks run in the grader
+(``autograder.remote``), so no kernel has the checks or the reference to attack.
 """
 from __future__ import annotations
 
