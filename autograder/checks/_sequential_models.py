@@ -68,14 +68,19 @@ class Built:
     leaves: list
     names: list[str]
     containers: list[tuple[str, object]]
+    found: list[tuple[str, object, str]] | None = None
 
     def label(self, k: int) -> str:
         return f"layer {self.names[k]} ({type_name(self.leaves[k])})"
 
     def params(self) -> list[tuple[str, object, str]]:
-        """(dotted name, layer, attribute) of every parameter, in PyTorch's order."""
-        return [(f"{self.names[k]}.{name}", leaf, name) for k, leaf in enumerate(self.leaves)
-                for name in PARAMS if getattr(leaf, name, None) is not None]
+        """(dotted name, layer, attribute) of every parameter, in PyTorch's order; which
+        layers have which is looked up once (graded from outside, each lookup is a request)."""
+        if self.found is None:
+            self.found = [(f"{self.names[k]}.{name}", leaf, name)
+                          for k, leaf in enumerate(self.leaves)
+                          for name in PARAMS if getattr(leaf, name, None) is not None]
+        return list(self.found)
 
 
 def _sequential(Sequential: type, *children):
