@@ -149,17 +149,6 @@ def item(what: str, container: object, key) -> object:
     return call(what, lambda: container[key])
 
 
-def assign_in_place(what: str, objs: list, name: str, values: list[np.ndarray]) -> None:
-    """Write each of ``values`` into the array ``<obj>.<name>`` of each of ``objs`` in place,
-    where it lives (``write_array``); graded from outside, in one request."""
-    if objs and isinstance(objs[0], Remote):
-        calls = [[obj, name, value] for obj, value in zip(objs, values)]
-        call(what, objs[0]._session.send, "each", "write", calls)
-    else:
-        for obj, value in zip(objs, values):
-            call(what, write_array, obj, name, value)
-
-
 class Script:
     """Operations on the student's objects, recorded and then run in order: graded from
     outside, in one request to the kernel (each request costs a message round trip), else
@@ -185,7 +174,8 @@ class Script:
         return self._add(what, "each", "getattr", [[obj, name] for obj in objs])
 
     def assign(self, what: str, objs: list, name: str, values: list[np.ndarray]) -> None:
-        """``values`` written into ``<obj>.<name>`` of each of ``objs`` (``assign_in_place``)."""
+        """``values`` written into the arrays ``<obj>.<name>`` of ``objs`` in place, where they
+        live (``write_array``)."""
         self._add(what, "each", "write", [[o, name, v] for o, v in zip(objs, values)])
 
     def set_item(self, what: str, container: object, key, value) -> None:
@@ -201,6 +191,13 @@ class Script:
             except CheckFailure as failure:
                 self.failure = failure
                 break
+        return values
+
+    def finish(self) -> list:
+        """``run``, for a script that must run to its end: its failure is raised."""
+        values = self.run()
+        if self.failure is not None:
+            raise self.failure
         return values
 
     def _run_remote(self) -> list:

@@ -74,21 +74,13 @@ def make_params(Parameter: type | None, initial: list[np.ndarray]) -> list:
     made = Script(Parameter)
     for w in initial:
         made.call(f"Parameter(array of shape {w.shape})", Parameter, w.copy())
-    params = _finished(made)
+    params = made.finish()
     given = Script(Parameter)
     data = given.attributes("the parameters' .data", params, "data")
     given.assign("the parameters' .grad", params, "grad", [np.zeros_like(w) for w in initial])
-    for w, got in zip(initial, _finished(given)[data]):
+    for w, got in zip(initial, given.finish()[data]):
         as_array(f"Parameter(array of shape {w.shape}).data", got, w.shape)
     return params
-
-
-def _finished(script: Script) -> list:
-    """The values of a script that must run to its end."""
-    values = script.run()
-    if script.failure is not None:
-        raise script.failure
-    return values
 
 
 def arrange(params: list, groups: Groups | None) -> list:

@@ -52,9 +52,7 @@ def _record(label: str, scheduler, optimizer, steps: int) -> tuple[np.ndarray, n
             script.call(f"{label}.step() (call {t})", step)
         reads.append((script.attributes("the optimizer", [optimizer], "param_groups"),
                       script.call(f"{label}.get_last_lr()", get_last_lr)))
-    values = script.run()
-    if script.failure is not None:
-        raise script.failure
+    values = script.finish()
     rates, last = [], []
     for groups_at, last_at in reads:
         groups = checked_groups("the optimizer", values[groups_at][0])

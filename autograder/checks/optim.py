@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from autograder.checks._calls import assign_in_place, kept_attribute
+from autograder.checks._calls import Script, kept_attribute
 from autograder.checks._optim_twins import (
     Mistake, PROBLEMS, Step, Twins, decay_mistakes, expect_configs, expect_steps, param_groups,
 )
@@ -88,7 +88,9 @@ def optimizer_zero_grad(SGD, Parameter=None):
     problem = PROBLEMS[0]
     weights, grads = problem.initial(), problem.gradients(1)[0]
     twins = Twins.build("SGD", SGD, Parameter, weights, dict(lr=0.1))
-    assign_in_place("the parameters' .grad", twins.student_params, "grad", grads)
+    given = Script(twins.student)
+    given.assign("the parameters' .grad", twins.student_params, "grad", grads)
+    given.finish()
     readers = [kept_attribute(f"parameter {i}.grad", param, "grad")[1]
                for i, param in enumerate(twins.student_params)]
     call(f"{twins.label}.zero_grad()", twins.student.zero_grad)
