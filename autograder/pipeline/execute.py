@@ -22,9 +22,9 @@ from time import monotonic
 from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import Bool, Integer
+from traitlets import Integer
 
-from autograder.remote import hidden
+from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
 POLL_SECONDS = 1.0
@@ -74,13 +74,20 @@ class Execute(NbgraderExecute):
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
-    remote_checks = Bool(True, help="grade hidden test cells here, never in the kernel").tag(config=True)
 
     async def async_execute_cell(self, cell, cell_index: int, execution_count=None,
                                  store_history: bool = True):
-        """A hidden test cell is graded by ``autograder.remote.hidden``; every other cell runs
-        in the kernel as usual."""
-        call = hidden.parse(cell.source) if cell.cell_type == "code" and self.remote_checks else None
+        """A hidden test cell is graded by ``autograder.remote.hidden``; a visible one that
+        carries points runs in the kernel and is scored by ``autograder.remote.visible``;
+        every other cell runs in the kernel as usual."""
+        call = hidden.parse(cell.source) if cell.cell_type == "code" else None
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if call is None and grade_id in visible.VERDICTS:
+            verdict = self._verdicts.judge(self._agent(), grade_id)
+            await self._drain_iopub()
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            cell.outputs = visible.scored(cell.outputs, verdict)
+            return cell
         if call is None:
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
@@ -132,9 +139,11 @@ class Execute(NbgraderExecute):
 
     def on_notebook_start(self, **_) -> None:
         """nbclient's hook, run once the kernel client exists: wrap its shell and iopub
-        channels (a method, as nbgrader writes its own on_cell_executed hook); fresh output budgets."""
+        channels (a method, as nbgrader writes its own on_cell_executed hook); fresh output budgets
+        and runs of the graded cells."""
         self._used: dict[int, int] = {}
         self._full: set[int] = set()
+        self._verdicts = visible.Verdicts()
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)
 

@@ -334,10 +334,10 @@ class Agent:
         return obj
 
     def op_held(self, op: str, *args) -> Held:
-        """What ``op_getattr``, ``op_getitem`` or ``op_call`` gives, kept here: a handle comes
-        back, not a copy, so that the grader sees later what happens to that very object (a
-        returned dict, an array attribute)."""
-        if op not in ("getattr", "getitem", "call"):
+        """What ``op_lookup``, ``op_getattr``, ``op_getitem`` or ``op_call`` gives, kept here: a
+        handle comes back, not a copy, so that the grader sees later what happens to that very
+        object (a returned dict, an array attribute) or changes it (a notebook's dict)."""
+        if op not in ("lookup", "getattr", "getitem", "call"):
             raise ValueError(f"op_held cannot keep the result of {op!r}")
         return Held(getattr(self, "op_" + op)(*args))
 

@@ -4,8 +4,9 @@ a recorder that subclasses the student's layers to log the calls that reach them
 ``Sequential``), a subclass of the student's container with an ``extra_repr``, a
 dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), a
 scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), and a
-spied network, loss and optimizer of the notebook's own classes (for unit 9's loop), and
-the weights of manual Linear layers (for unit 12's TensorMLP).
+spied network, loss and optimizer of the notebook's own classes (for unit 9's loop), the
+weights of manual Linear layers (for unit 12's TensorMLP), and the record of unit 11's graded
+run (``namespace``), written into the notebook's cache so that its cells show the grader's run.
 
 This file is sent, as text, into the kernel with the agent (``channel.install``), which
 builds a double when the grader asks (``op_double``); the grader imports it too, so both
@@ -16,6 +17,7 @@ judged outside. Stdlib and numpy only.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -262,6 +264,11 @@ class LinearWeights:
                 "bias=True)")
 
 
+def namespace(fields: dict) -> SimpleNamespace:
+    """An object whose attributes are ``fields``, as the notebook's ``graded_run()`` returns."""
+    return SimpleNamespace(**fields)
+
+
 DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
            "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda,
-           "training": Training, "linear": LinearWeights}
+           "training": Training, "linear": LinearWeights, "namespace": namespace}

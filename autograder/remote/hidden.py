@@ -40,7 +40,7 @@ def parse(source: str) -> tuple[str, list[str]] | None:
     return name, [a.strip() for a in args.split(",") if a.strip()]
 
 
-def _failure(message: str) -> NotebookNode:
+def failure_output(message: str) -> NotebookNode:
     return new_output("error", ename="CheckFailure", evalue=message,
                       traceback=[f"CheckFailure: {message}"])
 
@@ -48,21 +48,21 @@ def _failure(message: str) -> NotebookNode:
 def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
     """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``."""
     if name not in CHECKS:
-        return [_failure(f"The grader has no check named {name}.")]
+        return [failure_output(f"The grader has no check named {name}.")]
     session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
     try:
         targets = [session.lookup(arg) for arg in args]
         CHECKS[name].run(*targets)
     except CheckFailure as failure:
-        return [_failure(str(failure))]
+        return [failure_output(str(failure))]
     except RemoteError as error:    # a name the notebook never defined
-        return [_failure(f"Your notebook has no {', '.join(args)} to grade ({error.message}). "
+        return [failure_output(f"Your notebook has no {', '.join(args)} to grade ({error.message}). "
                          "Run every cell above this one; did a cell fail?")]
     except (ChannelError, TimeLimitExceeded) as error:
         why = str(error) if isinstance(error, ChannelError) else "it was busy for too long"
-        return [_failure(f"Your kernel did not answer the grader ({why}).")]
+        return [failure_output(f"Your kernel did not answer the grader ({why}).")]
     except Exception as error:  # noqa: BLE001 - e.g. a tampered agent's odd reply: never a crash
-        return [_failure(f"The grader could not grade this cell ({type(error).__name__}: {error}).")]
+        return [failure_output(f"The grader could not grade this cell ({type(error).__name__}: {error}).")]
     finally:
         session.release()
     return []

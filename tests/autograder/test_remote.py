@@ -6,11 +6,10 @@ import signal
 
 import numpy as np
 import pytest
-from jupyter_client.manager import start_new_kernel
+from kernels import agent_kernel
 
 from autograder.checks._calls import Script, expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
-from autograder.remote.channel import Channel
 from autograder.remote.errors import RemoteError
 from autograder.remote.proxy import Remote, Session
 from autograder.sandbox import TimeLimitExceeded, call
@@ -112,14 +111,8 @@ def test_hidden_cells_are_parsed_strictly(source, expected):
 
 @pytest.fixture(scope="module")
 def kernel():
-    manager, client = start_new_kernel(kernel_name="python3")
-    client.execute_interactive(STUDENT_CODE, timeout=30)
-    channel = Channel(manager.get_connection_info())
-    channel.install()
-    yield channel
-    channel.close()
-    client.stop_channels()
-    manager.shutdown_kernel(now=True)
+    with agent_kernel(STUDENT_CODE) as (_, channel):
+        yield channel
 
 
 @pytest.fixture

@@ -12,13 +12,12 @@ a dict that must stay the student's own object) shows up here as a mutant that e
 from __future__ import annotations
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from kernels import agent_kernel
 
 from autograder.audit import audit_mutant
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, catalogue
 from autograder.registry import CHECKS, SECONDS_PER_CHECK, Check
-from autograder.remote.channel import Channel
 from autograder.remote.proxy import Session
 from course.testing.failure import CheckFailure
 
@@ -41,15 +40,8 @@ def _use(names, mutant=None, target=None):
 
 @pytest.fixture(scope="module")
 def kernel():
-    manager, client = start_new_kernel(kernel_name="python3")
-    reply = client.execute_interactive(SETUP, timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    channel = Channel(manager.get_connection_info())
-    channel.install()
-    yield client, channel
-    channel.close()
-    client.stop_channels()
-    manager.shutdown_kernel(now=True)
+    with agent_kernel(SETUP) as started:
+        yield started
 
 
 def remote_failure(kernel, check: Check, mutant: Mutant | None = None) -> str | None:

@@ -1,5 +1,6 @@
 """Source notebooks run top to bottom without an error within the course's 30-second budget;
-in release notebooks every visible test stops at a stub's ``NotImplementedError``.
+in release notebooks every visible test stops at a stub's ``NotImplementedError`` (the two
+that the grader scores from its own run, unit 11's, say so in the grader's verdict).
 
 Both read the notebooks the session's grader executed (``graded_units``): the
 reference student's (the source notebooks) and the release student's. That run
@@ -19,6 +20,7 @@ import pytest
 
 from autograder.notebooks.lint import is_visible_test
 from autograder.notebooks.units import read
+from autograder.remote import visible
 
 pytestmark = pytest.mark.notebooks
 
@@ -68,5 +70,8 @@ def test_release_notebook_stops_at_a_stub_in_every_visible_test(unit, graded_uni
     tests = [cell for cell in nb.cells if is_visible_test(cell)]
     assert tests, f"{unit} has no visible test"
     for cell in tests:
-        assert errors(cell)[:1] and errors(cell)[0].startswith("NotImplementedError"), \
+        stub = "NotImplementedError"
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in visible.VERDICTS:
+            stub = "CheckFailure: build_model() is not implemented yet"
+        assert errors(cell)[:1] and errors(cell)[0].startswith(stub), \
             f"{unit} visible test {cell.id} did not stop at a stub: {errors(cell)[:1] or 'it passed'}"

@@ -1,13 +1,16 @@
 """The red-team catalogue: submissions that attack the grader from inside their kernel.
 
 Each attack is code appended to a solution cell of the untouched release notebook (unit
-3's ``linear``, or unit 4's ``relu-classes`` for the attacks on the checks), so its honest
-score is zero: any point it gets is forged. What an attack manages to read it prints, so
+3's ``linear``, unit 4's ``relu-classes`` for the attacks on the checks, unit 11's
+``model-and-training`` for those on its visible graded cells), so its honest score is zero:
+any point it gets is forged. What an attack manages to read it prints, so
 a leak would reach the graded notebook and the student's feedback. (Imported as
 ``hostile``: pytest puts this folder on ``sys.path``.)
 
 The attacks on the checks run against unit 4. Every unit's hidden checks run in the grader
-(``autograder.remote``), so no kernel has the checks or the reference to attack.
+(``autograder.remote``), so no kernel has the checks or the reference to attack. Unit 11's
+two visible cells that carry points are scored from the grader's own run of the student's
+training (``autograder.checks.capstone``), so forging the kernel's run gains nothing.
 """
 from __future__ import annotations
 
@@ -33,8 +36,12 @@ class Attack:
         return UNIT_POINTS[self.unit]
 
 
-UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20}
+UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20, "11_capstone": 30}   # the maximum
+MANUAL_POINTS = {"11_capstone": 10}    # the reflection, graded by hand
 CHECKS = dict(unit="04_activations", cell="relu-classes")
+CAPSTONE = dict(unit="11_capstone", cell="model-and-training")
+FORGED_RUN = ("SimpleNamespace(seconds=1.0, test_accuracy=0.99, history={'train_loss': [0.1]}, "
+              "y_pred=y_test)")
 
 
 def _grade_cell(nb: NotebookNode, grade_id: str) -> NotebookNode:
@@ -134,6 +141,17 @@ ATTACKS = (
            "                if type(value).__module__.startswith('minitorch_ref'):\n"
            "                    self.twin = value\n                    return value.forward(x)\n"
            "            frame = frame.f_back\n        raise NotImplementedError\n", **CHECKS),
+    Attack("forged-expect", "a network that predicts nothing, and an expect() that never fails, "
+           "so the visible graded cells pass in the kernel",
+           "class Guess:\n    def eval(self):\n        return self\n"
+           "    def __call__(self, X):\n        return np.zeros((len(X), 10))\n\n"
+           "def build_model():\n    return Guess()\n\n"
+           "def train(model, X, y):\n    return {'train_loss': [0.0]}\n\n"
+           "expect = lambda *args, **kwargs: None\n", **CAPSTONE),
+    Attack("forged-run", "an input transformer hands the visible graded cells a made-up run "
+           "(1 s, 99%)", "get_ipython().input_transformers_post.append(lambda lines: [\n"
+           f"    line.replace('run = graded_run()', {'run = ' + FORGED_RUN!r}) for line in lines])\n",
+           **CAPSTONE),
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 

@@ -143,7 +143,8 @@ def test_every_kind_of_output_is_bounded(attacked):
 @pytest.mark.parametrize("unit", hostile.UNIT_POINTS)
 def test_the_victim_keeps_full_marks_and_its_files(attacked, unit):
     root = attacked[0]
-    assert _submissions(root)[("victim", unit)] == (hostile.UNIT_POINTS[unit],) * 2
+    most = hostile.UNIT_POINTS[unit]
+    assert _submissions(root)[("victim", unit)] == (most - hostile.MANUAL_POINTS.get(unit, 0), most)
     assert _path(root, "submitted/victim", unit).read_bytes() == _path(root, "source", unit).read_bytes()
 
 

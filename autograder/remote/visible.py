@@ -1,0 +1,55 @@
+"""Visible test cells that carry points, scored by the grader's process.
+
+Such a cell (unit 11's ``grade-budget`` and ``grade-accuracy``) is the student's own view
+of the graded run: it still runs in the kernel and its printed output reaches the graded
+notebook and the feedback. Its score does not come from that run. Before the cell runs, the
+grader runs the check of ``VERDICTS`` from outside (once per notebook: the run is shared by
+the cells), and the cell's outputs are the kernel's text and pictures followed by the
+verdict: nothing when it passes, a ``CheckFailure`` error when it fails. What the kernel
+raised or returned is dropped, as is what it wrote on stderr: nbgrader scores a cell from
+errors, stderr and a numeric result, and all three are the student's process to forge.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from nbformat import NotebookNode
+
+from autograder.checks import capstone
+from autograder.remote.channel import Channel
+from autograder.remote.hidden import failure_output
+from course.testing.failure import CheckFailure
+
+# grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
+VERDICTS: dict[str, tuple[Callable[[Channel], object], Callable[[object], None]]] = {
+    "grade-budget": (capstone.graded_run, capstone.budget),
+    "grade-accuracy": (capstone.graded_run, capstone.accuracy),
+}
+KEPT = {"stream", "display_data"}
+
+
+class Verdicts:
+    """The visible graded cells of one notebook: each run done once, each cell judged on it."""
+
+    def __init__(self) -> None:
+        self.runs: dict[Callable, object] = {}
+
+    def judge(self, channel: Channel, grade_id: str) -> list[NotebookNode]:
+        """The outputs the grader adds to cell ``grade_id``: none if it passes, else one error."""
+        run_of, verdict = VERDICTS[grade_id]
+        if run_of not in self.runs:
+            self.runs[run_of] = run_of(channel)
+        try:
+            verdict(self.runs[run_of])
+        except CheckFailure as failure:
+            return [failure_output(str(failure))]
+        return []
+
+
+def scored(kernel_outputs: list[NotebookNode], verdict: list[NotebookNode]) -> list[NotebookNode]:
+    """The kernel's text and pictures (its stderr shown as ordinary text), then the verdict."""
+    kept = [output for output in kernel_outputs if output.output_type in KEPT]
+    for output in kept:
+        if output.output_type == "stream":
+            output.name = "stdout"
+    return kept + verdict
