@@ -3,6 +3,7 @@
     .venv/bin/python bench/autograde.py                  # both measurements, 24 students
     .venv/bin/python bench/autograde.py --students 0     # one student's course only
     .venv/bin/python bench/autograde.py --sandbox-cost   # also: bubblewrap on vs off
+    .venv/bin/python bench/autograde.py --checks-cost    # also: checks in-process vs outside
 
 Builds a scratch course with every unit (``autograder.pipeline.demo.scenario``),
 then, in one run:
@@ -15,7 +16,10 @@ then, in one run:
    workers, start-up included, against plain ``nbgrader autograde UNIT --student``
    unit after unit;
 3. a projection from the measured cost per job (worker-seconds): a class of 500
-   students handing in every unit, on 1, 8 and 64 workers.
+   students handing in every unit, on 1, 8 and 64 workers;
+4. with ``--sandbox-cost``, the class graded with and without the OS sandbox; with
+   ``--checks-cost``, every check run on the reference in this process and from outside a
+   kernel (as grading runs them), the difference set against the course's worker-seconds.
 
 The machine's other load changes the numbers; the ratios are measured within one run.
 """
@@ -31,10 +35,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from autograder import audit  # noqa: E402
+from autograder.audit_remote import agent_kernel, graded_from_outside, use  # noqa: E402
 from autograder.pipeline.course import tool_env  # noqa: E402
 from autograder.pipeline.demo.scenario import Student, make_class, make_course, submit  # noqa: E402
 from autograder.pipeline.grade import grade  # noqa: E402
 from autograder.pipeline.job import Limits  # noqa: E402
+from autograder.registry import CHECKS  # noqa: E402
 from bench._timing import load_average, machine, peak_memory_mib, table  # noqa: E402
 
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
@@ -89,9 +96,9 @@ def one_class(root: Path, unit: str, count: int, limits: Limits) -> None:
     print(f"ours vs plain nbgrader: {baseline / ours.seconds:.2f}x faster (target: 3x)")
 
 
-def one_student(root: Path, units: list[str], limits: Limits) -> float:
+def one_student(root: Path, units: list[str], limits: Limits) -> list[float]:
     """The reference solutions of every unit: ours with 2 workers vs plain nbgrader unit by unit.
-    Returns the mean worker-seconds per job."""
+    Returns the worker-seconds of each job."""
     reference = [s for s in make_class(root, units, with_bad=False, mutations=())
                  if s.name == "reference"]
     submit(root, reference)
@@ -105,7 +112,7 @@ def one_student(root: Path, units: list[str], limits: Limits) -> float:
     print(table(("unit", "plain nbgrader, s", "ours: job s (2 workers)"), rows))
     print(f"ours vs plain nbgrader: {sum(baseline.values()) / ours.seconds:.2f}x faster "
           f"(targets: <= 15 s wall, 4x)")
-    return sum(seconds.values()) / len(seconds)
+    return list(seconds.values())
 
 
 def projection(per_job: float, units: int) -> None:
@@ -115,6 +122,25 @@ def projection(per_job: float, units: int) -> None:
     print(f"\nProjected from {per_job:.1f} worker-seconds per job (this machine): {students} "
           f"students x {units} units = {jobs} submissions")
     print(table(("workers", "hours"), rows))
+
+
+def checks_cost(course_seconds: float) -> None:
+    """Every check on the reference: in this process, and from outside a kernel that holds the
+    classes (the agent serving, as in grading); the difference against one student's course."""
+    inside = outside = 0.0
+    with agent_kernel() as (client, channel):
+        for check in CHECKS.values():
+            started = time.monotonic()
+            audit.run(check)
+            inside += time.monotonic() - started
+            use(client, check)
+            started = time.monotonic()
+            graded_from_outside(channel, check)
+            outside += time.monotonic() - started
+    extra = outside - inside
+    print(f"\nThe {len(CHECKS)} checks on the reference: {inside:.1f} s in the grader's process, "
+          f"{outside:.1f} s from outside the kernel: {extra:+.1f} s, {extra / course_seconds:.1%} "
+          f"of one student's course ({course_seconds:.1f} worker-seconds)")
 
 
 def sandbox_cost(root: Path, unit: str, names: list[str], limits: Limits) -> None:
@@ -133,19 +159,23 @@ def main() -> None:
     parser.add_argument("--unit", default="03_module_linear", help="the class's unit")
     parser.add_argument("--timeout", type=int, default=30, help="seconds per cell")
     parser.add_argument("--sandbox-cost", action="store_true", help="also time bubblewrap on/off")
+    parser.add_argument("--checks-cost", action="store_true",
+                        help="also time the checks in-process and from outside a kernel")
     args = parser.parse_args()
     limits = Limits(cell_timeout=args.timeout)
     print(f"Autograding. {machine()}")
     with tempfile.TemporaryDirectory(prefix="bench-autograde-") as tmp:
         root = Path(tmp) / "course"
         units = make_course(root)
-        per_job = one_student(root, units, limits)
+        jobs = one_student(root, units, limits)
         if args.students and args.unit in units:
             one_class(root, args.unit, args.students, limits)
             if args.sandbox_cost:
                 sandbox_cost(root, args.unit, [f"student-{n:02d}" for n in range(args.students)],
                              limits)
-        projection(per_job, len(units))
+        if args.checks_cost:
+            checks_cost(sum(jobs))
+        projection(sum(jobs) / len(jobs), len(units))
     print(f"\npeak memory: this process {peak_memory_mib():.0f} MiB ({load_average()} at the end)")
 
 

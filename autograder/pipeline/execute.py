@@ -89,6 +89,8 @@ class Execute(NbgraderExecute):
             cell.outputs = visible.scored(cell.outputs, verdict)
             return cell
         if call is None:
+            if self._channel is not None:
+                self._channel.pause()     # (each check's end has done so already)
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         cell.outputs = hidden.grade(self._agent(), *call)

@@ -3,10 +3,13 @@
 A ``Channel`` has its own ZeroMQ sockets to the kernel's shell and control ports (from the
 kernel's connection info) and signs messages with the kernel's key. It installs the agent
 with one silent ``execute_request``, which also registers the agent's handler for a
-message type of its own (``agent.REQUEST``); each request is then such a message, and its
-reply (``agent.REPLY``) holds the agent's answer as JSON text, read with ``json`` alone.
-Every wait has a deadline on the clock; past it the kernel is interrupted (a control
-message) and the request fails.
+message type of its own (``agent.SERVE``). At the first request of a check, the channel
+binds a PAIR socket beside the kernel's (a Unix socket in the job's ``run/`` folder, or a
+loopback port) and sends ``SERVE``: the agent connects to it and answers requests there
+(JSON text, read with ``json`` alone, numbered so that a late answer is never taken for the
+next one) until ``pause`` sends ``agent.END``; the kernel then runs cells again. Every wait
+has a deadline on the clock; past it the kernel is interrupted (a control message) and the
+request fails.
 """
 from __future__ import annotations
 
@@ -45,9 +48,12 @@ class Channel:
         key = info["key"].encode() if isinstance(info["key"], str) else info["key"]
         self.session = Session(key=key, signature_scheme=info.get("signature_scheme", "hmac-sha256"))
         self.context = zmq.Context()
+        self.info = info
         self.shell = self._socket(_address(info, "shell_port"))
         self.control = self._socket(_address(info, "control_port"))
         self.broken = ""
+        self.pair: zmq.Socket | None = None      # while the agent serves: the socket to it
+        self.served = self.sent = 0
 
     def _socket(self, address: str):
         socket = self.context.socket(zmq.DEALER)
@@ -56,6 +62,7 @@ class Channel:
         return socket
 
     def close(self) -> None:
+        self.pause()
         self.context.destroy(linger=0)
 
     def _send(self, msg_type: str, content: dict, seconds: float) -> dict:
@@ -101,15 +108,68 @@ class Channel:
         """One operation; the agent's reply (``ok`` or ``error``, and the kernel's CPU time)."""
         if self.broken:
             raise ChannelError(self.broken)
-        text = json.dumps({"op": op, "args": args, "cpu": cpu})
-        content = self._send(agent.REQUEST, {"request": text}, seconds)
-        plain = content.get("reply")
-        if not isinstance(plain, str) or len(plain) > MAX_REPLY_CHARS:
-            raise ChannelError("the kernel's agent did not answer properly")
-        try:
-            reply = json.loads(plain)
-        except ValueError as error:
-            raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
-        if not isinstance(reply, dict) or not ("ok" in reply or "error" in reply):
+        if self.pair is None:
+            self._serve(seconds)
+        self.sent += 1
+        if not self.pair.poll(int(seconds * 1000) + 1, zmq.POLLOUT):   # the agent connected
+            self.broken = "the kernel's agent is not connected"
+            raise ChannelError(self.broken)
+        self.pair.send_string(json.dumps({"op": op, "args": args, "cpu": cpu, "id": self.sent}))
+        reply = self._answer(self.sent, seconds)
+        if reply is None:
+            self.session.send(self.control, "interrupt_request", {})
+            if self._answer(self.sent, GRACE_SECONDS) is None:
+                self.broken = "the kernel stopped answering"
+            raise NoAnswer(f"no answer within {seconds:g} s")
+        if not ("ok" in reply or "error" in reply):
             raise ChannelError("an unreadable reply from the kernel")
         return reply
+
+    def pause(self) -> None:
+        """Let the kernel run cells again: the agent stops serving (a no-op if it is not)."""
+        if self.pair is not None:
+            try:
+                self.pair.send_string(agent.END, zmq.NOBLOCK)
+            except zmq.Again:     # the agent is gone: nothing to stop
+                pass
+            self.pair.close(linger=100)
+            self.pair = None
+
+    def _serve(self, seconds: float) -> None:
+        """Bind a socket of the grader's and have the agent connect to it and serve there."""
+        self.served += 1
+        pair = self.context.socket(zmq.PAIR)
+        pair.linger, pair.maxmsgsize = 0, MAX_REPLY_CHARS
+        if self.info["transport"] == "ipc":
+            endpoint = f"{_address(self.info, 'shell_port')}-grader-{self.served}"
+            pair.bind(endpoint)
+        else:
+            host = f"tcp://{self.info['ip']}"
+            endpoint = f"{host}:{pair.bind_to_random_port(host)}"
+        try:
+            content = self._send(agent.SERVE, {"endpoint": endpoint}, seconds)
+        except ChannelError:
+            pair.close()
+            raise
+        if content.get("status") != "ok":
+            pair.close()
+            raise ChannelError(f"the kernel's agent could not connect to the grader "
+                               f"({content.get('error')})")
+        self.pair = pair
+
+    def _answer(self, number: int, seconds: float) -> dict | None:
+        """The agent's reply to request ``number``, or None if none came within ``seconds``.
+        A reply to an earlier request (one that ran out of time) is dropped."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if not self.pair.poll(int(left * 1000) + 1):
+                continue
+            try:
+                reply = json.loads(self.pair.recv())
+            except ValueError as error:
+                raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
+            if not isinstance(reply, dict):
+                raise ChannelError("an unreadable reply from the kernel")
+            if reply.get("id") == number:
+                return reply
+        return None

@@ -53,12 +53,14 @@ class Session:
         return agent.decode(reply["ok"], self._incoming)
 
     def release(self) -> None:
-        """Let the kernel drop this check's objects (a few seconds of its own; errors ignored)."""
+        """Let the kernel drop this check's objects (a few seconds of its own; errors ignored)
+        and run cells again."""
         self.deadline, self.cpu_left = time.monotonic() + 5.0, 1.0
         try:
             self.send("release")
         except (ChannelError, RemoteError, TimeLimitExceeded):
             pass
+        self.channel.pause()
 
     def _account(self, cpu) -> None:
         if isinstance(cpu, (int, float)):

@@ -8,9 +8,9 @@ import re
 import nbformat
 import numpy as np
 import pytest
-from kernels import agent_kernel
 from nbformat.v4 import new_output
 
+from autograder.audit_remote import agent_kernel
 from autograder.checks import capstone
 from autograder.notebooks.units import units
 from autograder.remote import hidden, visible

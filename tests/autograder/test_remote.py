@@ -6,8 +6,8 @@ import signal
 
 import numpy as np
 import pytest
-from kernels import agent_kernel
 
+from autograder.audit_remote import agent_kernel
 from autograder.checks._calls import Script, expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
 from autograder.remote.errors import RemoteError
@@ -110,9 +110,14 @@ def test_hidden_cells_are_parsed_strictly(source, expected):
 
 
 @pytest.fixture(scope="module")
-def kernel():
-    with agent_kernel(STUDENT_CODE) as (_, channel):
-        yield channel
+def started():
+    with agent_kernel(STUDENT_CODE) as client_and_channel:
+        yield client_and_channel
+
+
+@pytest.fixture(scope="module")
+def kernel(started):
+    return started[1]
 
 
 @pytest.fixture
@@ -193,6 +198,28 @@ def test_a_script_runs_in_one_request_and_stops_at_the_first_error(session):
     assert values[0][0].tolist() == [0.0, 1.0] and values[1] is layer
     assert values[2][0].tolist() != [0.0, 1.0]
     assert "layer.backward(g) is not implemented yet" in str(script.failure)
+
+
+def test_a_check_talks_to_the_agent_on_its_own_socket_then_the_kernel_runs_cells(started):
+    """One message on the kernel's shell channel starts the agent serving; every request goes
+    to the grader's socket; the session's end lets the kernel run cells again."""
+    client, channel = started
+    shell = []
+    sent = channel._send
+    channel._send = lambda msg_type, *args: shell.append(msg_type) or sent(msg_type, *args)
+    try:
+        session = Session(channel, cpu_seconds=2.0, wall_seconds=6.0)
+        layer = session.lookup("Layer")(3)
+        assert [layer.forward(np.ones(3)).sum() for _ in range(50)] == [3.0] * 50
+        session.release()
+    finally:
+        channel._send = sent
+    assert shell == [agent.SERVE] and channel.pair is None
+    reply = client.execute_interactive("served = 'cells run again'", timeout=10)
+    assert reply["content"]["status"] == "ok"
+    after = Session(channel, cpu_seconds=2.0, wall_seconds=6.0)
+    assert after.send("lookup", "served") == "cells run again"
+    after.release()
 
 
 def test_only_data_and_the_students_objects_are_sent(session):

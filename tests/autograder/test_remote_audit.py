@@ -12,57 +12,20 @@ a dict that must stay the student's own object) shows up here as a mutant that e
 from __future__ import annotations
 
 import pytest
-from kernels import agent_kernel
 
 from autograder.audit import audit_mutant
-from autograder.integrity import trusting
-from autograder.mutants import Mutant, catalogue
-from autograder.registry import CHECKS, SECONDS_PER_CHECK, Check
-from autograder.remote.proxy import Session
-from course.testing.failure import CheckFailure
+from autograder.audit_remote import agent_kernel, remote_failure
+from autograder.mutants import catalogue
+from autograder.registry import CHECKS
 
 REMOTE = list(CHECKS.values())
 MUTANTS = [m for m in catalogue() if any(m.target in check.targets for check in REMOTE)]
-# Run in the kernel once: what puts a mutant (or the reference) under a check's names.
-SETUP = '''
-from autograder.audit import reference as _reference
-from autograder.mutants import catalogue as _catalogue
-
-_MUTANTS = {_m.name: _m.cls for _m in _catalogue()}
-
-
-def _use(names, mutant=None, target=None):
-    globals().update({name: _reference(name) for name in names})
-    if mutant is not None:
-        globals()[target] = _MUTANTS[mutant]
-'''
 
 
 @pytest.fixture(scope="module")
 def kernel():
-    with agent_kernel(SETUP) as started:
+    with agent_kernel() as started:
         yield started
-
-
-def remote_failure(kernel, check: Check, mutant: Mutant | None = None) -> str | None:
-    """The failure message of ``check`` graded from outside on the kernel's classes (the
-    reference's, with ``mutant`` in its target's place), or None if it passes."""
-    client, channel = kernel
-    arguments = repr(list(check.targets))
-    if mutant is not None:
-        arguments += f", {mutant.name!r}, {mutant.target!r}"
-    reply = client.execute_interactive(f"_use({arguments})", timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
-    try:
-        classes = [session.lookup(name) for name in check.targets]
-        with trusting(classes):
-            check.run(*classes)
-    except CheckFailure as failure:
-        return str(failure)
-    finally:
-        session.release()
-    return None
 
 
 def test_the_reference_passes_every_check_graded_from_outside(kernel):

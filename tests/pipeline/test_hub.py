@@ -181,12 +181,15 @@ def _grade(hub: Hub, unit: str) -> str:
 
 def _feedback_page(page, unit: str) -> str:
     """Fetch Feedback in the Assignments tab, follow "(view feedback)" to the file browser,
-    open the page there; its text."""
+    open the page there; its text, once loaded (the viewer's frame starts with an empty
+    body: read at once, it once gave '')."""
     _assignments(page).locator("#submitted_assignments_list .list_item", has_text=unit) \
         .locator("button", has_text="Fetch Feedback").click()
     page.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
     page.locator(".jp-DirListing-item", has_text=f"{unit}.html").dblclick()
-    return page.frame_locator(".jp-HTMLViewer iframe").locator("body").inner_text()
+    body = page.frame_locator(".jp-HTMLViewer iframe").locator("body", has_text="(Score:")
+    body.wait_for(timeout=MINUTE)
+    return body.inner_text()
 
 
 def _autograde_refused(page, hub: Hub, student: str) -> None:

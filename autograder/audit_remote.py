@@ -1,0 +1,87 @@
+"""The mutation audit from outside a kernel, as a submission is graded.
+
+``autograder.audit`` runs every check on the reference (or a mutant) in the grader's own
+process. Here the classes live in a kernel (a plain ipykernel that imports them, which a
+sandboxed grading kernel never could) and the check drives them through
+``autograder.remote``: ``tests/autograder/test_remote_audit.py`` asks this route for the
+same verdicts, and ``bench/autograde.py --checks-cost`` times it against the in-process one.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from jupyter_client.blocking import BlockingKernelClient
+from jupyter_client.manager import start_new_kernel
+
+from autograder.integrity import trusting
+from autograder.mutants import Mutant
+from autograder.registry import SECONDS_PER_CHECK, Check
+from autograder.remote.channel import Channel
+from autograder.remote.proxy import Session
+from course.testing.failure import CheckFailure
+
+Kernel = tuple[BlockingKernelClient, Channel]
+# Run in the kernel once: what puts a mutant (or the reference) under a check's names.
+SETUP = '''
+from autograder.audit import reference as _reference
+from autograder.mutants import catalogue as _catalogue
+
+_MUTANTS = {_m.name: _m.cls for _m in _catalogue()}
+
+
+def _use(names, mutant=None, target=None):
+    globals().update({name: _reference(name) for name in names})
+    if mutant is not None:
+        globals()[target] = _MUTANTS[mutant]
+'''
+
+
+@contextlib.contextmanager
+def agent_kernel(code: str = SETUP) -> Iterator[Kernel]:
+    """A fresh kernel that ran ``code`` (which must succeed), with the grader's agent installed."""
+    manager, client = start_new_kernel(kernel_name="python3")
+    channel = Channel(manager.get_connection_info())
+    try:
+        reply = client.execute_interactive(code, timeout=60)
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"the kernel could not run its set-up: {reply['content']}")
+        channel.install()
+        yield client, channel
+    finally:
+        channel.close()
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def remote_failure(kernel: Kernel, check: Check, mutant: Mutant | None = None) -> str | None:
+    """The failure message of ``check`` graded from outside on the kernel's classes (the
+    reference's, with ``mutant`` in its target's place; the kernel ran ``SETUP``), or None
+    if it passes."""
+    use(kernel[0], check, mutant)
+    return graded_from_outside(kernel[1], check)
+
+
+def use(client: BlockingKernelClient, check: Check, mutant: Mutant | None = None) -> None:
+    """Put the reference's classes under ``check``'s names in the kernel, ``mutant`` in its
+    target's place."""
+    arguments = repr(list(check.targets))
+    if mutant is not None:
+        arguments += f", {mutant.name!r}, {mutant.target!r}"
+    reply = client.execute_interactive(f"_use({arguments})", timeout=60)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"the kernel could not take {arguments}: {reply['content']}")
+
+
+def graded_from_outside(channel: Channel, check: Check) -> str | None:
+    """``check`` run here on the kernel's classes of its names: its failure message or None."""
+    session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
+    try:
+        classes = [session.lookup(name) for name in check.targets]
+        with trusting(classes):
+            check.run(*classes)
+    except CheckFailure as failure:
+        return str(failure)
+    finally:
+        session.release()
+    return None
