@@ -42,6 +42,7 @@ from autograder.pipeline.demo.scenario import Student, make_class, make_course, 
 from autograder.pipeline.grade import grade  # noqa: E402
 from autograder.pipeline.job import Limits  # noqa: E402
 from autograder.registry import CHECKS  # noqa: E402
+from bench._phases import PHASES, phases  # noqa: E402
 from bench._timing import load_average, machine, peak_memory_mib, table  # noqa: E402
 
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
@@ -112,6 +113,13 @@ def one_student(root: Path, units: list[str], limits: Limits) -> list[float]:
     print(table(("unit", "plain nbgrader, s", "ours: job s (2 workers)"), rows))
     print(f"ours vs plain nbgrader: {sum(baseline.values()) / ours.seconds:.2f}x faster "
           f"(targets: <= 15 s wall, 4x)")
+    split = {unit: phases(root / "autograded" / "reference" / unit, unit) for unit in units}
+    rows = [(unit, f"{seconds[unit]:.1f}", *(f"{split[unit][p]:.2f}" for p in PHASES))
+            for unit in units]
+    rows.append(("sum", f"{sum(seconds.values()):.1f}",
+                 *(f"{sum(s[p] for s in split.values()):.1f}" for p in PHASES)))
+    print("\nWhere each job's seconds went:")
+    print(table(("unit", "job s", *PHASES), rows))
     return list(seconds.values())
 
 

@@ -23,3 +23,27 @@ def test_the_benchmarked_numexpr_adam_matches_the_plain_step(dtype, rtol):
     assert weight.dtype == dtype
     np.testing.assert_allclose(weight, param.data, rtol=rtol, atol=rtol)
     np.testing.assert_allclose(state["exp_avg_sq"], optimizer.state[param]["exp_avg_sq"], rtol=rtol)
+
+
+def test_a_jobs_phases_add_up_to_its_seconds(tmp_path):
+    """Two cells of 1 s and 2 s, 0.5 s apart, in a 10 s job that ended 1.5 s after them."""
+    import json
+
+    import nbformat
+
+    from bench._phases import PHASES, phases
+
+    def stamp(second: float) -> str:
+        return f"2026-11-26T05:00:{second:06.3f}Z"
+
+    nb = nbformat.v4.new_notebook()
+    for start, stop in ((5.0, 6.0), (6.5, 8.5)):
+        cell = nbformat.v4.new_code_cell("pass")
+        cell.metadata["execution"] = {"iopub.status.busy": stamp(start),
+                                      "shell.execute_reply": stamp(stop)}
+        nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_code_cell("# a hidden cell, graded outside: no stamps"))
+    nbformat.write(nb, str(tmp_path / "unit.ipynb"))
+    (tmp_path / ".grading.json").write_text(json.dumps({"seconds": 10.0, "graded_at": stamp(10.0)}))
+    split = phases(tmp_path, "unit")
+    assert [round(split[p], 3) for p in PHASES] == [5.0, 3.0, 0.5, 1.5]

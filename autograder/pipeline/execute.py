@@ -85,19 +85,23 @@ class Execute(NbgraderExecute):
         if call is None and grade_id in visible.VERDICTS:
             verdict = self._verdicts.judge(self._agent(), grade_id)
             await self._drain_iopub()
-            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
             return cell
         if call is None:
-            if self._channel is not None:
-                self._channel.pause()     # (each check's end has done so already)
-            return await super().async_execute_cell(cell, cell_index, execution_count,
-                                                    store_history)
+            return await self._in_kernel(cell, cell_index, execution_count, store_history)
         cell.outputs = hidden.grade(self._agent(), *call)
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed
         await self._drain_iopub()
         return cell
+
+    async def _in_kernel(self, cell, cell_index: int, execution_count, store_history: bool):
+        """nbclient's run of the cell in the kernel, once the agent no longer serves the grader
+        (each check's end has stopped it already: this is the backstop)."""
+        if self._channel is not None:
+            self._channel.pause()
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
 
     async def _drain_iopub(self) -> None:
         """Drop the kernel's status messages about the grader's requests: unread, they fill

@@ -95,7 +95,7 @@ def test_the_accuracy_is_the_graders_on_its_own_test_images(run):
         capstone.budget(run)
     with pytest.raises(CheckFailure, match="these 10 points need at least 90%"):
         capstone.accuracy(run)
-    capstone.budget(capstone.Run(history={"train_acc": [0.9]}, seconds=1.0, accuracy=0.86))
+    capstone.budget(capstone.Run(seconds=1.0, accuracy=0.86))
 
 
 def test_the_notebook_shows_the_graders_run_without_training_again(run, kernel):
@@ -118,6 +118,25 @@ def test_a_broken_run_fails_both_cells_and_says_why(code, message):
     for verdict in (capstone.budget, capstone.accuracy):
         with pytest.raises(CheckFailure, match=message):
             verdict(broken)
+
+
+@pytest.mark.parametrize("returned, problem", [
+    ("Log([0.5])", r"train\(\) returned Log; return its history"),
+    ("{'train_loss': Log([0.5])}", None),          # the kernel's own list: read while it answers
+    ("{'loss': [0.5]}", "under keys among"),
+])
+def test_the_history_is_judged_in_the_budget_cell(returned, problem, monkeypatch):
+    code = (f"class Log(list):\n    pass\n_fit = train\n"
+            f"def train(model, X, y):\n    _fit(model, X, y)\n    return {returned}")
+    with agent_kernel(STUDENT_CODE + code) as (_, channel):
+        run = capstone.graded_run(channel)
+    assert run.failure is None and run.accuracy == pytest.approx(nearest_template_accuracy())
+    monkeypatch.setattr(capstone, "BUDGET_ACCURACY", 0.5)
+    if problem is None:
+        capstone.budget(run)
+    else:
+        with pytest.raises(CheckFailure, match=problem):
+            capstone.budget(run)
 
 
 def test_a_cells_score_comes_from_the_verdict_not_the_kernel():
