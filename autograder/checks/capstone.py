@@ -36,7 +36,7 @@ class Run:
     is wrong with the history train() returned (None: nothing)."""
 
     failure: str | None = None
-    history: str | None = None
+    history_problem: str | None = None
     seconds: float = math.nan
     accuracy: float = math.nan
 
@@ -82,7 +82,7 @@ def _train(session: Session) -> Run:
     run = dict(model=model, history=history, seconds=seconds, logits=logits, y_pred=y_pred,
                test_accuracy=accuracy)
     _remember(session, (build_model, train), run)
-    return Run(history=_history_problem(session.value(history)), seconds=seconds,
+    return Run(history_problem=_history_problem(session.value(history)), seconds=seconds,
                accuracy=accuracy)
 
 
@@ -128,7 +128,7 @@ def _remember(session: Session, functions: tuple[Remote, Remote], run: dict) -> 
 def budget(run: Run) -> None:
     """``grade-budget``: a history came back, train() kept to the budget, 85% on the test set."""
     _trained(run)
-    expect(run.history is None, run.history)
+    expect(run.history_problem is None, run.history_problem)
     expect(run.seconds <= TIME_BUDGET, f"train() took {run.seconds:.1f} s in the grader's run, "
            f"more than the budget of {TIME_BUDGET:g} s: use fewer epochs, a narrower first layer "
            "or larger mini-batches.")
