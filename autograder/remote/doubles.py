@@ -244,8 +244,9 @@ class Training:
         return [(history is returned, n) for history, n in self.seen]
 
 
-class Held:
-    """An array in ``.data``, as a manual layer's Parameter holds it."""
+class Weight:
+    """An array in ``.data``, as a manual layer's Parameter holds it (not the agent's ``Held``,
+    a handle the grader keeps)."""
 
     def __init__(self, data: np.ndarray) -> None:
         self.data = data
@@ -256,7 +257,7 @@ class LinearWeights:
     ``bias.data`` (arrays of the grader's), printed as the layer is."""
 
     def __init__(self, weight: np.ndarray, bias: np.ndarray) -> None:
-        self.weight, self.bias = Held(weight), Held(bias)
+        self.weight, self.bias = Weight(weight), Weight(bias)
         self.in_features, self.out_features = weight.shape
 
     def __repr__(self) -> str:

@@ -1,11 +1,11 @@
 """A hidden test cell, graded by the grader's process instead of the student's kernel.
 
 A hidden cell is ``from autograder import check`` and one ``check.NAME(Class, ...)``
-line. ``run`` never sends it to the kernel: it looks the named classes up in the
+line. ``grade`` never sends it to the kernel: it looks the named classes up in the
 kernel (as ``Remote`` stand-ins), runs the registered check here, where the reference
 and the check code live (what a check hands the student's code is data, or a double the
-agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the check passes,
-one ``CheckFailure`` error output with the check's message when it fails. nbgrader
+agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the
+check passes, one ``CheckFailure`` error output with the check's message when it fails. nbgrader
 scores the cell from those outputs, so whatever the kernel does (blank the cell with an
 input transformer, replace ``autograder.check``, walk the stack) decides no point.
 """
@@ -56,13 +56,15 @@ def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
     except CheckFailure as failure:
         return [failure_output(str(failure))]
     except RemoteError as error:    # a name the notebook never defined
-        return [failure_output(f"Your notebook has no {', '.join(args)} to grade ({error.message}). "
-                         "Run every cell above this one; did a cell fail?")]
+        return [failure_output(f"Your notebook has no {', '.join(args)} to grade "
+                               f"({error.message}). Run every cell above this one; did a cell "
+                               "fail?")]
     except (ChannelError, TimeLimitExceeded) as error:
         why = str(error) if isinstance(error, ChannelError) else "it was busy for too long"
         return [failure_output(f"Your kernel did not answer the grader ({why}).")]
     except Exception as error:  # noqa: BLE001 - e.g. a tampered agent's odd reply: never a crash
-        return [failure_output(f"The grader could not grade this cell ({type(error).__name__}: {error}).")]
+        return [failure_output(f"The grader could not grade this cell "
+                               f"({type(error).__name__}: {error}).")]
     finally:
         session.release()
     return []
