@@ -19,6 +19,7 @@ from __future__ import annotations
 from queue import Empty
 from time import monotonic
 
+from jupyter_client import AsyncKernelManager
 from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
@@ -28,6 +29,7 @@ from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
 POLL_SECONDS = 1.0
+EXIT_POLL_SECONDS = 0.005
 BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
            "comm_msg", "clear_output"}
 DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
@@ -42,6 +44,14 @@ def size(content: object) -> int:
     if isinstance(content, (list, tuple)):
         return sum(size(value) for value in content)
     return 8
+
+
+class KernelManager(AsyncKernelManager):
+    """jupyter_client's manager, which looks every ``EXIT_POLL_SECONDS`` (not 0.1 s) whether a
+    killed kernel has gone: the grader kills every kernel (``shutdown_kernel = 'immediate'``)."""
+
+    async def _async_wait(self, pollinterval: float = EXIT_POLL_SECONDS) -> None:
+        await super()._async_wait(min(pollinterval, EXIT_POLL_SECONDS))
 
 
 class ShortPolls:
@@ -74,6 +84,10 @@ class Execute(NbgraderExecute):
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("kernel_manager_class", KernelManager)   # nbgrader's would win
+        super().__init__(**kwargs)
 
     async def async_execute_cell(self, cell, cell_index: int, execution_count=None,
                                  store_history: bool = True):

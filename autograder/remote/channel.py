@@ -6,14 +6,13 @@ with one silent ``execute_request``, which also registers the agent's handler fo
 message type of its own (``agent.SERVE``). At the first request of a check, the channel
 binds a PAIR socket beside the kernel's (a Unix socket in the job's ``run/`` folder, or a
 loopback port) and sends ``SERVE``: the agent connects to it and answers requests there
-(JSON text, read with ``json`` alone, numbered so that a late answer is never taken for the
-next one) until ``pause`` sends ``agent.END``; the kernel then runs cells again. Every wait
+(``agent.pack``'s messages: JSON and raw array bytes, numbered so that a late answer is
+never taken for the next one) until ``pause`` sends ``agent.END``; the kernel then runs cells again. Every wait
 has a deadline on the clock; past it the kernel is interrupted (a control message) and the
 request fails.
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -104,8 +103,10 @@ class Channel:
             raise ChannelError(f"the agent could not start: {content.get('ename')}: "
                                f"{content.get('evalue')}")
 
-    def request(self, op: str, args: list, seconds: float, cpu: float) -> dict:
-        """One operation; the agent's reply (``ok`` or ``error``, and the kernel's CPU time)."""
+    def request(self, op: str, args: dict, frames: list[bytes], seconds: float,
+                cpu: float) -> tuple[dict, list[memoryview]]:
+        """One operation on ``args`` (encoded into ``frames``); the agent's reply (``ok`` or
+        ``error``, and the kernel's CPU time) and its frames."""
         if self.broken:
             raise ChannelError(self.broken)
         if self.pair is None:
@@ -114,22 +115,22 @@ class Channel:
         if not self.pair.poll(int(seconds * 1000) + 1, zmq.POLLOUT):   # the agent connected
             self.broken = "the kernel's agent is not connected"
             raise ChannelError(self.broken)
-        self.pair.send_string(json.dumps({"op": op, "args": args, "cpu": cpu, "id": self.sent}))
-        reply = self._answer(self.sent, seconds)
-        if reply is None:
+        self.pair.send(agent.pack({"op": op, "args": args, "cpu": cpu, "id": self.sent}, frames))
+        answer = self._answer(self.sent, seconds)
+        if answer is None:
             self.session.send(self.control, "interrupt_request", {})
             if self._answer(self.sent, GRACE_SECONDS) is None:
                 self.broken = "the kernel stopped answering"
             raise NoAnswer(f"no answer within {seconds:g} s")
-        if not ("ok" in reply or "error" in reply):
+        if not ("ok" in answer[0] or "error" in answer[0]):
             raise ChannelError("an unreadable reply from the kernel")
-        return reply
+        return answer
 
     def pause(self) -> None:
         """Let the kernel run cells again: the agent stops serving (a no-op if it is not)."""
         if self.pair is not None:
             try:
-                self.pair.send_string(agent.END, zmq.NOBLOCK)
+                self.pair.send(agent.END, zmq.NOBLOCK)
             except zmq.Again:     # the agent is gone: nothing to stop
                 pass
             self.pair.close(linger=100)
@@ -157,19 +158,17 @@ class Channel:
                                f"({content.get('error')})")
         self.pair = pair
 
-    def _answer(self, number: int, seconds: float) -> dict | None:
-        """The agent's reply to request ``number``, or None if none came within ``seconds``.
-        A reply to an earlier request (one that ran out of time) is dropped."""
+    def _answer(self, number: int, seconds: float) -> tuple[dict, list[memoryview]] | None:
+        """The agent's reply to request ``number`` and its frames, or None if none came within
+        ``seconds``. A reply to an earlier request (one that ran out of time) is dropped."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             if not self.pair.poll(int(left * 1000) + 1):
                 continue
             try:
-                reply = json.loads(self.pair.recv())
+                reply, frames = agent.unpack(self.pair.recv())
             except ValueError as error:
                 raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
-            if not isinstance(reply, dict):
-                raise ChannelError("an unreadable reply from the kernel")
             if reply.get("id") == number:
-                return reply
+                return reply, frames
         return None

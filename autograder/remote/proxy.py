@@ -34,10 +34,11 @@ class Session:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeLimitExceeded(signal.SIGALRM)
-        encoded = [agent.encode(a, self._outgoing) for a in args]
+        outgoing: list[bytes] = []
+        encoded = [agent.encode(a, self._outgoing, outgoing) for a in args]
         try:
-            reply = self.channel.request(op, {"t": "list", "v": encoded}, left,
-                                         max(self.cpu_left, 0.01))
+            reply, frames = self.channel.request(op, {"t": "list", "v": encoded}, outgoing, left,
+                                                 max(self.cpu_left, 0.01))
         except NoAnswer:
             raise TimeLimitExceeded(signal.SIGALRM) from None
         self._account(reply.get("cpu"))
@@ -48,9 +49,9 @@ class Session:
             raised = remote_error(str(error.get("type")), str(error.get("message")),
                                   str(error.get("where", "")))
             if "done" in error:      # a batch: the values of the operations before the error
-                raised.done = agent.decode(error["done"], self._incoming)
+                raised.done = agent.decode(error["done"], self._incoming, frames)
             raise raised
-        return agent.decode(reply["ok"], self._incoming)
+        return agent.decode(reply["ok"], self._incoming, frames)
 
     def release(self) -> None:
         """Let the kernel drop this check's objects (a few seconds of its own; errors ignored)

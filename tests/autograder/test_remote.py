@@ -63,7 +63,10 @@ np.seterr(all="ignore")     # a notebook that silences numpy's warnings
 
 
 def _roundtrip(value):
-    return agent.decode(agent.encode(value, lambda v: pytest.fail(f"not data: {v!r}")), None)
+    frames = []
+    data = agent.encode(value, lambda v: pytest.fail(f"not data: {v!r}"), frames)
+    head, received = agent.unpack(agent.pack({"v": data}, frames))
+    return agent.decode(head["v"], None, received)
 
 
 @pytest.mark.parametrize("value", [
@@ -89,11 +92,22 @@ def test_a_generator_travels_as_its_state():
 
 
 @pytest.mark.parametrize("data", [
-    {"t": "array", "dtype": "|O", "shape": [1], "b64": ""},
-    {"t": "pickle", "v": "gASV"}, [1, 2], {"t": "scalar", "dtype": "<U3", "b64": ""}])
+    {"t": "array", "dtype": "|O", "shape": [1], "frame": 0},
+    {"t": "pickle", "v": "gASV"}, [1, 2], {"t": "scalar", "dtype": "<U3", "frame": 0},
+    {"t": "array", "dtype": "<f8", "shape": [2], "frame": 1},       # no such frame
+    {"t": "array", "dtype": "<f8", "shape": [2], "frame": -1},
+    {"t": "array", "dtype": "<f8", "shape": [3], "frame": 0}])      # more than the frame holds
 def test_anything_but_data_is_refused(data):
     with pytest.raises(ValueError):
-        agent.decode(data, lambda d: None)
+        agent.decode(data, lambda d: None, [bytes(16)])
+
+
+@pytest.mark.parametrize("message", [
+    b"", b"\x00\x00\x00\x02[]", b"\x00\x00\x00\x0d{\"frames\": 1}",
+    agent.pack({}, [b"1234"])[:-1]])                                   # a frame cut short
+def test_a_broken_message_is_refused(message):
+    with pytest.raises(ValueError):
+        agent.unpack(message)
 
 
 @pytest.mark.parametrize("source, expected", [
