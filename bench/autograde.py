@@ -17,7 +17,8 @@ then, in one run:
    unit after unit;
 3. a projection from the measured cost per job (worker-seconds): a class of 500
    students handing in every unit, on 1, 8 and 64 workers;
-4. with ``--sandbox-cost``, the class graded with and without the OS sandbox; with
+4. with ``--sandbox-cost``, the class graded with and without the OS sandbox (only sandboxed
+   kernels are forked from the worker's zygote, so this also shows what the zygote saves); with
    ``--checks-cost``, every check run on the reference in this process and from outside a
    kernel (as grading runs them), the difference set against the course's worker-seconds.
 
@@ -156,9 +157,9 @@ def sandbox_cost(root: Path, unit: str, names: list[str], limits: Limits) -> Non
     seconds = {False: 0.0, True: 0.0}
     for sandbox in (False, True, False, True):
         seconds[sandbox] += graded(root, limits, 2, names, [unit], sandbox=sandbox).seconds
-    print(f"\nThe OS sandbox (bubblewrap + Landlock), 2 workers, two runs each: "
-          f"{seconds[True]:.1f} s sandboxed vs {seconds[False]:.1f} s without: "
-          f"{seconds[True] / seconds[False]:.2f}x")
+    print(f"\nThe OS sandbox (bubblewrap + Landlock, kernels forked from the zygote), 2 workers, "
+          f"two runs each: {seconds[True]:.1f} s sandboxed vs {seconds[False]:.1f} s without "
+          f"(kernels started from nothing): {seconds[True] / seconds[False]:.2f}x")
 
 
 def main() -> None:

@@ -19,17 +19,18 @@ from __future__ import annotations
 from queue import Empty
 from time import monotonic
 
-from jupyter_client import AsyncKernelManager
+from jupyter_client import AsyncKernelClient, AsyncKernelManager
 from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import Integer
+from traitlets import Integer, Type
 
 from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
 POLL_SECONDS = 1.0
 EXIT_POLL_SECONDS = 0.005
+READY_POLL_SECONDS = 0.02
 BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
            "comm_msg", "clear_output"}
 DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
@@ -46,12 +47,46 @@ def size(content: object) -> int:
     return 8
 
 
+class KernelClient(AsyncKernelClient):
+    """jupyter_client's client, which asks a starting kernel for its info again every
+    ``READY_POLL_SECONDS``. jupyter_client's own waits 0.2 s for a status message on iopub
+    after the first reply, and the first is always missed when the subscription connected
+    after the kernel sent it: a fifth of a second of every job."""
+
+    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            if await self._ready_reply():
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+
+    async def _ready_reply(self) -> bool:
+        """A kernel_info reply on shell, then a message on iopub (both connected)."""
+        try:
+            reply = await ensure_async(self.shell_channel.get_msg(timeout=READY_POLL_SECONDS))
+            if reply["msg_type"] != "kernel_info_reply":
+                return False
+            await ensure_async(self.iopub_channel.get_msg(timeout=READY_POLL_SECONDS))
+        except Empty:
+            return False
+        self._handle_kernel_info_reply(reply)
+        return True
+
+    wait_for_ready = _async_wait_for_ready     # jupyter_client binds its own at class creation
+
+
 class KernelManager(AsyncKernelManager):
     """jupyter_client's manager, which looks every ``EXIT_POLL_SECONDS`` (not 0.1 s) whether a
     killed kernel has gone: the grader kills every kernel (``shutdown_kernel = 'immediate'``)."""
 
     async def _async_wait(self, pollinterval: float = EXIT_POLL_SECONDS) -> None:
         await super()._async_wait(min(pollinterval, EXIT_POLL_SECONDS))
+
+    client_factory = Type(KernelClient, klass=AsyncKernelClient)
 
 
 class ShortPolls:

@@ -268,7 +268,7 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
         release.parent.mkdir(parents=True, exist_ok=True)
         release.write_bytes(job.releases[name])
         notes += sanitize.prepare(submitted, name, release)
-    shared = station.shared(Path(material.course))
+    shared = station.shared(Path(material.course), material.sandbox)
     env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox),
            **kernelspec.THREADS}
     with _process_state(env), station.deadline(folder, material.limits.job_seconds) as deadline:

@@ -1,8 +1,10 @@
 """The kernel one grading job runs: its kernelspec, its bounds and, by default, its OS sandbox.
 
 ``write`` puts a ``kernel.json`` in the job's own Jupyter path. Sandboxed (the default),
-its command is ``bwrap`` (``autograder.pipeline.bwrap``) around
-``python -m autograder.pipeline.kernel``: the kernel sees the interpreter, the installed
+its command is ``python -m autograder.pipeline.spawn``, which starts the job's ``bwrap``
+sandbox (``autograder.pipeline.bwrap``) and has the worker's warm zygote
+(``autograder.pipeline.zygote``) fork ``autograder.pipeline.kernel`` into it: the kernel
+sees the interpreter, the installed
 packages, the course helpers and the caches, read-only; its working folder (a copy of
 the submission) and ``/scratch`` (its home and temporary folder) are size-limited tmpfs
 mounts; it reaches the grader only through Unix sockets in the job's ``run/`` folder
@@ -19,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.pipeline import bwrap
+from autograder.pipeline import bwrap, spawn
 from autograder.pipeline.course import REPO
 from autograder.pipeline.kernel import LIMITS_VARIABLE
 
@@ -38,6 +40,8 @@ THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS
 # allows writes beneath a folder, mounts included.
 SCRATCH = "/scratch"
 MATPLOTLIB = f"{SCRATCH}/matplotlib"
+# Set before matplotlib is imported (a zygote imports it before ipykernel would set it).
+INLINE = {"MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
 @dataclass(frozen=True)
@@ -49,19 +53,21 @@ class Shared:
     matplotlib: Path
     datasets: Path
     cache_variable: str
+    zygote: Path | None = None      # the socket of the worker's zygote (sandboxed kernels)
 
 
-def _kernel_env(shared: Shared, tmp: str, mpl: str) -> dict[str, str]:
+def kernel_env(datasets: Path, cache_variable: str, tmp: str, mpl: str) -> dict[str, str]:
+    """A kernel's environment, with ``tmp`` as its home and ``mpl`` as matplotlib's folder."""
     return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8",
             "HOME": tmp, "TMPDIR": tmp, "PYTHONPATH": str(REPO), "MPLCONFIGDIR": mpl,
             "IPYTHONDIR": f"{tmp}/.ipython", "JUPYTER_CONFIG_DIR": f"{tmp}/.jupyter",
-            "JUPYTER_DATA_DIR": f"{tmp}/.jupyter-data", shared.cache_variable: str(shared.datasets),
-            **THREADS}
+            "JUPYTER_DATA_DIR": f"{tmp}/.jupyter-data", cache_variable: str(datasets),
+            **THREADS, **INLINE}
 
 
 def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict) -> bwrap.Profile:
     half = limits.disk_bytes // 2
-    env = _kernel_env(shared, SCRATCH, MATPLOTLIB)
+    env = kernel_env(shared.datasets, shared.cache_variable, SCRATCH, MATPLOTLIB)
     env["JUPYTER_RUNTIME_DIR"] = str(job / "run")
     env[LIMITS_VARIABLE] = json.dumps(kernel)
     return bwrap.Profile(
@@ -84,12 +90,13 @@ def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dic
         kernel.update(seed=[["/submission", str(graded)], ["/fonts", MATPLOTLIB]],
                       landlock=[str(graded), SCRATCH],
                       policy={"write": [str(graded), SCRATCH], "deny": [], "read": []})
-        argv = bwrap.command(_profile(job, graded, shared, limits, kernel), argv)
+        argv = _forked(job, _profile(job, graded, shared, limits, kernel), shared.zygote)
     else:
         tmp = job / "tmp"
         (tmp / ".ipython").mkdir(parents=True, exist_ok=True)
         kernel.update(pidfile=str(job / "kernel.pid"), policy=_guard_policy(tmp, graded, shared))
-        host.update(_kernel_env(shared, str(tmp), str(shared.matplotlib)))
+        host.update(kernel_env(shared.datasets, shared.cache_variable, str(tmp),
+                               str(shared.matplotlib)))
         host[LIMITS_VARIABLE] = json.dumps(kernel)
     spec = job / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
@@ -97,6 +104,18 @@ def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dic
         "argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python",
         "interrupt_mode": "message" if sandbox else "signal", "metadata": {"debugger": False}}))
     return host
+
+
+def _forked(job: Path, profile: bwrap.Profile, zygote: Path | None) -> list[str]:
+    """The command of a sandboxed kernel: ``spawn`` reads what it needs from the job's
+    ``spawn.json`` (outside the sandbox)."""
+    if zygote is None:
+        raise ValueError("a sandboxed kernel needs the worker's zygote")
+    spec = job / "spawn.json"
+    spec.write_text(json.dumps({
+        "bwrap": bwrap.command(profile, spawn.PLACEHOLDER), "zygote": str(zygote),
+        "env": profile.env, "cwd": profile.cwd, "argv": ["-f", "{connection_file}"]}))
+    return [sys.executable, "-m", "autograder.pipeline.spawn", str(spec), "{connection_file}"]
 
 
 def _guard_policy(tmp: Path, graded: Path, shared: Shared) -> dict:

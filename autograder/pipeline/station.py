@@ -4,7 +4,9 @@ One ``Station`` per worker process, made on its first job (``Station.get``): a
 folder of its own under the machine's temporary folder (``autograder-worker-PID-*``,
 removed when the worker exits, or with ``--keep`` when the next worker starts after
 it), matplotlib's font cache and the course's digit caches built once (kernels read
-them and may not write them), and a numbered folder per job. When a job ends, every process it started that
+them and may not write them), the zygote that forks its sandboxed kernels
+(``autograder.pipeline.zygote``, started on the first sandboxed job and again if it
+died), and a numbered folder per job. When a job ends, every process it started that
 still runs (a kernel nbgrader could not stop, whatever a submission left behind) is
 killed; a job that outlives its time limit has its kernel killed, which ends
 nbgrader's run of it.
@@ -55,10 +57,14 @@ class Station:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.matplotlib, self.datasets = self.dir / "matplotlib", default_cache_dir()
         self._count = 0
+        self._zygote: subprocess.Popen | None = None
         subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
             {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
 
     def _remove(self) -> None:
+        if self._zygote is not None:
+            self._zygote.kill()
+            self._zygote.wait()
         if not self.kept:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -68,9 +74,29 @@ class Station:
             cls._current = cls()
         return cls._current
 
-    def shared(self, course: Path) -> kernelspec.Shared:
-        """What the kernels of this station share (``course``: the instructor's folder)."""
-        return kernelspec.Shared(self.dir, course, self.matplotlib, self.datasets, CACHE_ENV)
+    def shared(self, course: Path, sandbox: bool = True) -> kernelspec.Shared:
+        """What the kernels of this station share (``course``: the instructor's folder); the
+        zygote's socket if they are sandboxed."""
+        return kernelspec.Shared(self.dir, course, self.matplotlib, self.datasets, CACHE_ENV,
+                                 self.zygote() if sandbox else None)
+
+    def zygote(self) -> Path:
+        """The socket of this worker's zygote, started (again) if it is not running."""
+        path = self.dir / "zygote.sock"
+        if self._zygote is None or self._zygote.poll() is not None:
+            path.unlink(missing_ok=True)
+            home = self.dir / "zygote"
+            home.mkdir(exist_ok=True)
+            with open(self.dir / "zygote.log", "ab") as log:
+                self._zygote = subprocess.Popen(
+                    [sys.executable, "-m", "autograder.pipeline.zygote", str(path)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, cwd=home,
+                    env=kernelspec.kernel_env(self.datasets, CACHE_ENV, str(home),
+                                              str(self.matplotlib)))
+            if self._zygote.stdout.readline() != b"ready\n":
+                raise RuntimeError(f"the kernel zygote did not start; its log: "
+                                   f"{(self.dir / 'zygote.log').read_text(errors='replace')[-2000:]}")
+        return path
 
     @contextmanager
     def job(self, keep: bool = False):

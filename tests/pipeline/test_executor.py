@@ -139,12 +139,13 @@ def test_workers_that_cannot_see_the_course_grade_it(course, tmp_path):
 
 
 def _kill_when_grading(worker: subprocess.Popen, killed: threading.Event) -> None:
-    """SIGKILL the worker's whole process group once one of its kernels runs (a job in flight)."""
+    """SIGKILL the worker's whole process group once one of its kernels runs (a job in flight:
+    ``spawn`` stands for a sandboxed kernel the zygote forked)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not killed.is_set():
         try:
             family = psutil.Process(worker.pid).children(recursive=True)
-            if any("autograder.pipeline.kernel" in " ".join(p.cmdline()) for p in family):
+            if any("autograder.pipeline.spawn" in " ".join(p.cmdline()) for p in family):
                 os.killpg(worker.pid, signal.SIGKILL)
                 killed.set()
                 return

@@ -1,0 +1,150 @@
+"""Sandboxed kernels forked from a worker's warm zygote: as confined as a kernel started from
+nothing, fresh for every job, and gone with their job (the attacks themselves: test_hostile)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import pytest
+from jupyter_client.manager import KernelManager
+
+from autograder.pipeline import bwrap, kernelspec, zygote
+from autograder.pipeline.job import Limits
+from autograder.pipeline.station import Station
+
+pytestmark = pytest.mark.skipif(os.environ.get("CI") != "true" and bwrap.unavailable() is not None,
+                                reason="bubblewrap cannot run here (CI installs it)")
+FACTS = '''
+import json, os, random, sys
+import matplotlib.pyplot as plt
+status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines())
+links = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        links.append(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:          # the listing's own descriptor, closed since
+        pass
+print(json.dumps({
+    "capabilities": [int(status[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")],
+    "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
+    "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
+    "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
+    "links": links,
+    "backend": plt.get_backend()}))
+plt.plot([0, 1])
+'''
+
+
+@pytest.fixture(scope="module")
+def station():
+    station = Station.get()
+    station.zygote()
+    return station
+
+
+@contextmanager
+def kernel(station: Station, name: str, monkeypatch):
+    """A sandboxed kernel for a job folder of its own, as grading starts one."""
+    job = station.dir / "jobs" / f"zygote-{name}"
+    graded = job / "graded"
+    graded.mkdir(parents=True)
+    for key, value in kernelspec.write(job, graded, station.shared(Path("/nonexistent")), Limits(),
+                                       True).items():
+        monkeypatch.setenv(key, value)
+    manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(job / "run" / "kernel"),
+                            connection_file=str(job / "run" / "kernel.json"))
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield manager, client, graded
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def run(client, code: str) -> tuple[list[str], list[str]]:
+    """The text a cell printed and the kinds of data it displayed."""
+    printed, shown = [], []
+
+    def keep(message):
+        printed.append(message["content"].get("text", ""))
+        shown.extend(message["content"].get("data", {}))
+
+    reply = client.execute_interactive(code, output_hook=keep, timeout=60)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return printed, shown
+
+
+def facts(client) -> tuple[dict, list[str]]:
+    printed, shown = run(client, FACTS)
+    return json.loads("".join(printed)), shown
+
+
+def _sockets(process: psutil.Process) -> set[str]:
+    folder = f"/proc/{process.pid}/fd"
+    return {link for link in (os.readlink(f"{folder}/{fd}") for fd in os.listdir(folder))
+            if link.startswith("socket:")}
+
+
+def test_a_forked_kernel_is_confined_and_fresh(station, monkeypatch):
+    process = psutil.Process(station._zygote.pid)
+    with kernel(station, "first", monkeypatch) as (_, client, graded):
+        first, shown = facts(client)
+        warm = _sockets(process).union(*(_sockets(child) for child in process.children()))
+    with kernel(station, "second", monkeypatch) as (_, client, _):
+        second, _ = facts(client)
+    assert first["capabilities"] == [0, 0, 0, 0, 0]        # none, and none to regain
+    assert first["pids"] == [1, first["pid"]]                # the placeholder and itself only
+    assert first["cwd"] == first["path0"] == str(graded)     # as `python -m` in its folder
+    assert first["grader_modules"] == [] and not warm & set(first["links"])   # no fd of theirs
+    assert first["backend"] == "module://matplotlib_inline.backend_inline" and "image/png" in shown
+    assert all(a != b for a, b in zip(first["draws"], second["draws"]))   # not the zygote's
+
+
+def test_nothing_a_kernel_changes_reaches_the_next(station, monkeypatch):
+    with kernel(station, "leaves", monkeypatch) as (_, client, _):
+        run(client, "import gc, numpy, subprocess\nnumpy.left_behind = 1\n"
+                    "for o in gc.get_objects():\n"               # the guard is a tripwire only
+                    "    if type(o).__name__ == 'Guard':\n        o.active = True\n"
+                    "subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+                    "open('/scratch/left-behind', 'w').write('1')")
+    with kernel(station, "looks", monkeypatch) as (_, client, _):
+        printed, _ = run(client, "import numpy, os\nprint(hasattr(numpy, 'left_behind'), "
+                                 "os.path.exists('/scratch/left-behind'), "
+                                 "sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+    assert "".join(printed).strip() == "False False [1, 2]"
+
+
+def test_a_killed_job_takes_its_kernel_with_it(station, monkeypatch):
+    process = psutil.Process(station._zygote.pid)
+    with kernel(station, "killed", monkeypatch) as (manager, _, _):
+        assert process.children(recursive=True)               # the kernel, forked
+        os.kill(manager.provisioner.pid, signal.SIGKILL)       # spawn: what jupyter_client holds
+        deadline = time.monotonic() + 20
+        while process.children(recursive=True) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.children(recursive=True) == []
+
+
+def test_the_zygote_warms_one_thread_and_comes_back_when_it_dies(station, monkeypatch):
+    assert psutil.Process(station._zygote.pid).num_threads() == 1   # fork and setns need one
+    station._zygote.kill()
+    station._zygote.wait()
+    with kernel(station, "after", monkeypatch) as (_, client, _):
+        printed, _ = run(client, "print(6 * 7)")
+    assert "".join(printed).strip() == "42"
+
+
+@pytest.mark.parametrize("parent, expected, refusal", [
+    (1, {}, "not the sandbox's placeholder"),                  # a process id used again
+    (None, {"mnt": 1}, "not in the sandbox's mnt namespace")])  # another sandbox's
+def test_only_the_placeholder_it_was_told_of_is_joined(parent, expected, refusal):
+    with pytest.raises(OSError, match=refusal):                 # refused before any setns
+        zygote.join(os.getpid(), parent or os.getppid(), expected)
