@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import sqlite3
 import warnings
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
+
+
+# Every table that holds a student's data, each before the tables it refers to.
+STUDENT_TABLES = ("grade", "comment", "submitted_notebook", "submitted_assignment", "student")
 
 
 @dataclass
@@ -46,12 +51,18 @@ def snapshot(source: Path, destination: Path) -> None:
 
 
 def template(course_gradebook: Path, destination: Path) -> list[str]:
-    """Copy the course gradebook without its students; return its assignments' names."""
+    """Copy the course gradebook without its students; return its assignments' names (in
+    nbgrader's order). Their rows go in one statement per table, not through nbgrader's
+    ``remove_student`` (0.5 s for 24 students, minutes for a class of hundreds), and the
+    file is vacuumed: no byte of theirs travels to a worker in its free pages."""
     snapshot(course_gradebook, destination)
-    with Gradebook(f"sqlite:///{destination}") as gb:
-        for student in list(gb.students):
-            gb.remove_student(student.id)
-        return [assignment.name for assignment in gb.assignments]
+    with closing(sqlite3.connect(destination)) as db:
+        with db:
+            for table in STUDENT_TABLES:
+                db.execute(f"DELETE FROM {table}")
+        db.execute("VACUUM")
+        return [name for (name,) in db.execute("SELECT name FROM assignment "
+                                                "ORDER BY duedate, name")]
 
 
 def notebooks(db: Path, assignment: str) -> list[str]:

@@ -106,6 +106,8 @@ def main(argv: list[str]) -> None:
 
     app = IPKernelApp.instance(config=Config(FIGURES))
     app.initialize(argv)
+    if "ipywidgets" in sys.modules:   # imported before the kernel existed (the zygote's)
+        sys.modules["ipywidgets"].register_comm_target()
     if limits.get("landlock") is not None:   # after the sockets exist, before any cell runs
         from autograder.pipeline import landlock
         landlock.restrict(limits["landlock"])

@@ -31,10 +31,11 @@ import sys
 from importlib import import_module
 
 # What every kernel imports anyway (ipykernel's start, the notebooks' set-up cell), loaded
-# once; none of it starts a thread. Not pyplot, nor ipywidgets: imported before IPython
-# runs, they would skip their hooks into it (inline figures, the widgets' comm target).
+# once; none of it starts a thread or needs IPython at import: pyplot loads its backend
+# (matplotlib-inline, which hooks into IPython) only when a figure is drawn, and ipywidgets
+# registers its comm target once the kernel exists (``autograder.pipeline.kernel``).
 WARM = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger", "psutil", "sqlite3",
-        "numpy", "matplotlib.figure", "matplotlib.font_manager", "matplotlib.backends.backend_agg",
+        "numpy", "matplotlib.pyplot", "ipywidgets", "course.testing", "course.widgets",
         "autograder.pipeline.kernel", "autograder.pipeline.guard", "autograder.pipeline.landlock")
 NAMESPACES = (("user", 0x10000000), ("ipc", 0x08000000), ("uts", 0x04000000),
               ("net", 0x40000000), ("cgroup", 0x02000000), ("pid", 0x20000000),

@@ -71,8 +71,14 @@ def test_template_holds_the_assignments_and_no_student(scratch_course, tmp_path)
     copy = tmp_path / "course.db"
     shutil.copy(scratch_course / "gradebook.db", copy)
     with Gradebook(f"sqlite:///{copy}") as gb:
-        gb.update_or_create_student("someone")
+        gb.update_or_create_student("someone-private", email="someone@example.org")
+        gb.add_submission(UNIT, "someone-private")
+        gb.find_comment("linear", UNIT, UNIT, "someone-private").manual_comment = "private words"
+        gb.db.commit()
+        expected = [assignment.name for assignment in gb.assignments]
     assignments = gradebook.template(copy, tmp_path / "template.db")
-    assert set(assignments) == {unit.name for unit in units(scratch_course)}
+    assert assignments == expected and set(assignments) == {u.name for u in units(scratch_course)}
     with Gradebook(f"sqlite:///{tmp_path / 'template.db'}") as gb:
-        assert gb.students == []
+        assert gb.students == [] and gb.find_assignment(UNIT).notebooks
+    held = (tmp_path / "template.db").read_bytes()
+    assert not any(word in held for word in (b"someone", b"private words"))   # vacuumed

@@ -35,7 +35,7 @@ print(json.dumps({
     "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
     "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
     "links": links,
-    "backend": plt.get_backend()}))
+    "backend": plt.get_backend(), "comm_targets": sorted(get_ipython().kernel.comm_manager.targets)}))
 plt.plot([0, 1])
 '''
 
@@ -105,6 +105,7 @@ def test_a_forked_kernel_is_confined_and_fresh(station, monkeypatch):
     assert first["cwd"] == first["path0"] == str(graded)     # as `python -m` in its folder
     assert first["grader_modules"] == [] and not warm & set(first["links"])   # no fd of theirs
     assert first["backend"] == "module://matplotlib_inline.backend_inline" and "image/png" in shown
+    assert {"jupyter.widget", "jupyter.widget.control"} <= set(first["comm_targets"])
     assert all(a != b for a, b in zip(first["draws"], second["draws"]))   # not the zygote's
 
 
