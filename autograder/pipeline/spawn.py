@@ -32,21 +32,21 @@ def _sandbox(command: list[str]) -> tuple[subprocess.Popen, dict]:
     """Start bubblewrap (``command``, around the placeholder); once the sandbox is ready, what
     the zygote needs to join it: the placeholder's process id, its parent's (bubblewrap)
     and its namespaces (name: inode)."""
-    status, status_w = os.pipe()
+    reports, reports_w = os.pipe()
     try:
         sandbox = subprocess.Popen(
-            [command[0], "--as-pid-1", "--json-status-fd", str(status_w), *command[1:]],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(status_w,))
+            [command[0], "--as-pid-1", "--json-status-fd", str(reports_w), *command[1:]],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(reports_w,))
     finally:
-        os.close(status_w)
-    with os.fdopen(status, "rb") as lines:
+        os.close(reports_w)
+    with os.fdopen(reports, "rb") as lines:
         first = lines.readline()
     if sandbox.stdout.readline() != b"ready\n" or not first:
         raise SpawnError(f"the sandbox did not start (exit code {sandbox.wait()})")
-    status = json.loads(first)
-    namespaces = {key.removesuffix("-namespace"): value for key, value in status.items()
+    report = json.loads(first)
+    namespaces = {key.removesuffix("-namespace"): value for key, value in report.items()
                   if key.endswith("-namespace")}
-    return sandbox, {"pid": status["child-pid"], "parent": sandbox.pid, "namespaces": namespaces}
+    return sandbox, {"pid": report["child-pid"], "parent": sandbox.pid, "namespaces": namespaces}
 
 
 def kernel(spec: dict, connection_file: str) -> int:
@@ -58,7 +58,8 @@ def kernel(spec: dict, connection_file: str) -> int:
             argv = [arg.replace("{connection_file}", connection_file) for arg in spec["argv"]]
             zygote.sendall(json.dumps({**placeholder, "env": spec["env"], "cwd": spec["cwd"],
                                        "argv": argv}).encode() + b"\n")
-            reply = zygote.makefile("rb").readline().strip()
+            with zygote.makefile("rb") as lines:
+                reply = lines.readline().strip()
         return int(reply) if reply.lstrip(b"-").isdigit() else 1
     finally:
         sandbox.kill()

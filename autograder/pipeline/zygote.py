@@ -100,24 +100,31 @@ def _kernel(request: dict, last_capability: int) -> None:
     """In the sandbox's PID namespace: become the job's kernel (never returns)."""
     code = 1
     try:
-        os.setsid()
-        drop_capabilities(last_capability)
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.chdir(request["cwd"])
-        sys.path[0] = request["cwd"]          # what ``python -m`` puts first: the kernel's folder
-        random.seed()
-        import numpy as np
-        np.random.seed()                      # not the warm process's draws
-        from autograder.pipeline import kernel
-        sys.argv = ["autograder.pipeline.kernel", *request["argv"]]
-        kernel.main(request["argv"])
+        _become_kernel(request, last_capability)
         code = 0
+    except BaseException as error:  # noqa: BLE001 - said in the log (the kernel's, once redirected)
+        os.write(2, f"zygote: the kernel failed: {type(error).__name__}: {error}\n".encode())
     finally:
         os._exit(code)
+
+
+def _become_kernel(request: dict, last_capability: int) -> None:
+    """Drop what the zygote had (capabilities, descriptors, environment, folder, random
+    state), then run the kernel until it shuts down."""
+    os.setsid()
+    drop_capabilities(last_capability)
+    os.dup2(os.open(os.devnull, os.O_RDWR), 0)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.path[0] = request["cwd"]          # what ``python -m`` puts first: the kernel's folder
+    random.seed()
+    import numpy as np
+    np.random.seed()                      # not the warm process's draws
+    from autograder.pipeline import kernel
+    sys.argv = ["autograder.pipeline.kernel", *request["argv"]]
+    kernel.main(request["argv"])
 
 
 def _child(connection: socket.socket, request: dict, last_capability: int) -> None:
@@ -151,8 +158,11 @@ def serve(path: str) -> None:
     while True:
         connection, _ = listener.accept()
         with connection:
-            with connection.makefile("rb") as lines:
-                request = json.loads(lines.readline())
+            try:
+                with connection.makefile("rb") as lines:
+                    request = json.loads(lines.readline())
+            except ValueError:      # not a request of spawn's: the job gets no kernel
+                continue
             if os.fork() == 0:
                 listener.close()
                 _child(connection, request, last_capability)
