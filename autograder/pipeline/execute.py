@@ -81,7 +81,8 @@ class KernelClient(AsyncKernelClient):
 
 class KernelManager(AsyncKernelManager):
     """jupyter_client's manager, which looks every ``EXIT_POLL_SECONDS`` (not 0.1 s) whether a
-    killed kernel has gone: the grader kills every kernel (``shutdown_kernel = 'immediate'``)."""
+    killed kernel has gone (the grader kills every kernel: ``shutdown_kernel = 'immediate'``)
+    and whose clients are ``KernelClient``."""
 
     async def _async_wait(self, pollinterval: float = EXIT_POLL_SECONDS) -> None:
         await super()._async_wait(min(pollinterval, EXIT_POLL_SECONDS))

@@ -4,13 +4,12 @@
 its command is ``python -m autograder.pipeline.spawn``, which starts the job's ``bwrap``
 sandbox (``autograder.pipeline.bwrap``) and has the worker's warm zygote
 (``autograder.pipeline.zygote``) fork ``autograder.pipeline.kernel`` into it: the kernel
-sees the interpreter, the installed
-packages, the course helpers and the caches, read-only; its working folder (a copy of
-the submission) and ``/scratch`` (its home and temporary folder) are size-limited tmpfs
-mounts; it reaches the grader only through Unix sockets in the job's ``run/`` folder
-(ZeroMQ's ``ipc`` transport, since it has no network), which Landlock makes unwritable
-once the sockets exist. Interrupts travel as messages (``interrupt_mode``), since a signal
-to ``bwrap`` would not reach it.
+sees the interpreter, the installed packages, the course helpers and the caches,
+read-only; its working folder (a copy of the submission) and ``/scratch`` (its home and
+temporary folder) are size-limited tmpfs mounts; it reaches the grader only through Unix
+sockets in the job's ``run/`` folder (ZeroMQ's ``ipc`` transport, since it has no
+network), which Landlock makes unwritable once the sockets exist. Interrupts travel as
+messages (``interrupt_mode``), since a signal to ``spawn`` would not reach it.
 Without the sandbox (``--no-sandbox``) the same kernel runs as a plain process with the
 audit-hook guard alone.
 """
