@@ -94,8 +94,8 @@ class Station:
                     env=kernelspec.kernel_env(self.datasets, CACHE_ENV, str(home),
                                               str(self.matplotlib)))
             if self._zygote.stdout.readline() != b"ready\n":
-                raise RuntimeError(f"the kernel zygote did not start; its log: "
-                                   f"{(self.dir / 'zygote.log').read_text(errors='replace')[-2000:]}")
+                log = (self.dir / "zygote.log").read_text(errors="replace")
+                raise RuntimeError(f"the kernel zygote did not start; its log: {log[-2000:]}")
         return path
 
     @contextmanager

@@ -1,4 +1,4 @@
-"""``python -m autograder.pipeline.zygote SOCKET``: grading kernels forked warm into their sandboxes.
+"""``python -m autograder.pipeline.zygote SOCKET``: grading kernels, forked warm into sandboxes.
 
 A kernel started from nothing spends half a second of a job's three importing ipykernel,
 numpy and matplotlib. A grading worker starts this process once (``Station``), with the
@@ -91,7 +91,8 @@ def drop_capabilities(last: int) -> None:
     """No capability left in any set, and none to regain (the bounding set emptied)."""
     for capability in range(last + 1):
         _check(LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0), "dropping a capability")
-    _check(LIBC.prctl(_PR_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient capabilities")
+    _check(LIBC.prctl(_PR_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0),
+           "clearing ambient capabilities")
     _check(LIBC.capset(ctypes.byref(_Header(_CAPABILITY_VERSION_3, 0)),
                        ctypes.byref((_Sets * 2)())), "clearing capabilities")
 

@@ -394,8 +394,8 @@ class Agent:
 def serve(kernel, agent: Agent) -> None:
     """Answer the grader on a ZeroMQ PAIR socket: a ``SERVE`` message on the kernel's shell
     channel names the socket the grader has bound; the handler connects to it, replies
-    ``SERVING``, then answers each request (``pack``'s messages, to ``agent.handle``) until ``END``.
-    The kernel runs nothing else meanwhile. Through ipykernel's shell dispatch (signatures,
+    ``SERVING``, then answers each request (``pack``'s messages, to ``agent.handle``) until
+    ``END``. The kernel runs nothing else meanwhile. Through ipykernel's shell dispatch (signatures,
     busy and idle messages on iopub, hand-overs between its threads) a round trip took about
     1.5 ms; on the socket it takes about 0.1 ms. The grader binds and the kernel connects,
     because a sandboxed kernel can create no socket file once it has started."""

@@ -7,9 +7,9 @@ message type of its own (``agent.SERVE``). At the first request of a check, the 
 binds a PAIR socket beside the kernel's (a Unix socket in the job's ``run/`` folder, or a
 loopback port) and sends ``SERVE``: the agent connects to it and answers requests there
 (``agent.pack``'s messages: JSON and raw array bytes, numbered so that a late answer is
-never taken for the next one) until ``pause`` sends ``agent.END``; the kernel then runs cells again. Every wait
-has a deadline on the clock; past it the kernel is interrupted (a control message) and the
-request fails.
+never taken for the next one) until ``pause`` sends ``agent.END``; the kernel then runs
+cells again. Every wait has a deadline on the clock; past it the kernel is interrupted (a
+control message) and the request fails.
 """
 from __future__ import annotations
 
