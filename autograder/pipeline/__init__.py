@@ -16,13 +16,4 @@ Modules:
     ``report``    the class report: score distributions, pass rates, frequent mistakes;
     ``bundle``    what students get: release notebooks, a ``course``-only wheel, requirements;
     ``demo``      the whole job on a scratch course with made-up students.
-
-jsonschema imports ``rfc3987_syntax`` when it is installed, which builds a grammar for
-1.3 to 2.4 s in every process that imports nbformat (the instructor's, each grading
-worker, each ``nbgrader`` command). Notebooks never use IRI formats, so the import is
-skipped here, before any module of the pipeline imports nbformat; jsonschema then leaves
-that one format out.
 """
-import sys
-
-sys.modules.setdefault("rfc3987_syntax", None)   # `import rfc3987_syntax` -> ImportError

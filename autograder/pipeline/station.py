@@ -3,8 +3,8 @@
 One ``Station`` per worker process, made on its first job (``Station.get``): a
 folder of its own under the machine's temporary folder (``autograder-worker-PID-*``,
 removed when the worker exits, or with ``--keep`` when the next worker starts after
-it), matplotlib's font cache and the course's digit caches built once (kernels read
-them and may not write them), the zygote that forks its sandboxed kernels
+it), matplotlib's font cache and the course's digit caches, built once per machine in the
+course's cache folder (kernels read them and may not write them), the zygote that forks its sandboxed kernels
 (``autograder.pipeline.zygote``, started on the first sandboxed job and again if it
 died), and a numbered folder per job. When a job ends, every process it started that
 still runs (a kernel nbgrader could not stop, whatever a submission left behind) is
@@ -14,6 +14,7 @@ nbgrader's run of it.
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import socket
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import threading
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 
 import psutil
@@ -29,10 +31,11 @@ import psutil
 from autograder.pipeline import kernelspec
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.runner import kill_tree
-from course.datasets.digits import CACHE_ENV, default_cache_dir
+from course.datasets.digits import CACHE_ENV, cached, default_cache_dir
 
 PREFIX = "autograder-worker-"
-# Built once per worker, outside any sandbox: the caches kernels may read but never write.
+# Built once per machine (and matplotlib version), outside any sandbox: the caches kernels may
+# read but never write.
 WARM_CACHES = ("import matplotlib.font_manager\n"
                "from course.datasets import load_digits, load_mnist\n"
                "load_mnist(); load_digits()")
@@ -55,11 +58,16 @@ class Station:
         self.kept = False     # a job folder was kept (--keep): the folder outlives the worker
         atexit.register(self._remove)
         self.name = f"{socket.gethostname()}:{os.getpid()}"
-        self.matplotlib, self.datasets = self.dir / "matplotlib", default_cache_dir()
+        self.datasets = default_cache_dir()
+        self.matplotlib = self.datasets / f"matplotlib-{metadata.version('matplotlib')}"
         self._count = 0
         self._zygote: subprocess.Popen | None = None
-        subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
-            {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+        if not (cached(self.datasets) and any(self.matplotlib.glob("fontlist-*.json"))):
+            subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
+                {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+        # The worker's modules (Dask, nbgrader, SQLAlchemy: hundreds of thousands of objects)
+        # stay for its life: kept out of the collector's full passes, which ran during jobs.
+        gc.freeze()
 
     def _remove(self) -> None:
         if self._zygote is not None:

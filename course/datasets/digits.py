@@ -53,6 +53,12 @@ def default_cache_dir() -> Path:
     return Path(base) / "minitorch-course"
 
 
+def cached(cache_dir: str | Path | None = None) -> bool:
+    """Whether every digit set is in the cache at ``cache_dir`` (``default_cache_dir()`` if None)."""
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return all((directory / f"{name}.npz").exists() for name in _SOURCES)
+
+
 def _save_atomically(path: Path, **arrays: np.ndarray) -> None:
     """Write ``path`` via a temporary file, so a concurrent reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ def test_same_seed_same_split_and_dtype_option(cache):
 
 def test_cached_files_are_read_without_the_source_package(cache, monkeypatch):
     assert {p.name for p in cache.iterdir()} == {"mnist.npz", "digits.npz"}
+    assert digits.cached(cache)
 
     def unavailable():
         raise AssertionError("the source package was read although a cache exists")
@@ -55,8 +56,10 @@ def test_first_load_writes_the_cache_and_a_missing_package_says_what_to_install(
         return np.full((20, 64), 16.0), np.arange(20) % 2
 
     monkeypatch.setitem(digits._SOURCES, "digits", digits._SOURCES["digits"]._replace(load=fake_source))
+    assert not digits.cached(tmp_path)
     X_train, *_ = load_digits(test_size=0.5, cache_dir=tmp_path)
     assert (tmp_path / "digits.npz").exists() and np.all(X_train == 1.0)
+    assert not digits.cached(tmp_path), "MNIST is not cached yet"
 
     def missing():
         raise ImportError("No module named 'sklearn'")

@@ -324,3 +324,14 @@ def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, tmp
             grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address)
     with pytest.raises(GradingError, match="--workers must be at least 1, not 0"):
         grade(course, [UNIT], ["nobody"], workers=0, limits=LIMITS, progress=False)
+
+
+def _profiling() -> bool:
+    import dask
+    return dask.config.get("distributed.worker.profile.enabled")
+
+
+def test_the_local_workers_spend_no_cpu_on_dasks_profiler():
+    from autograder.pipeline.executor import Executor
+    with Executor(None, 1) as executor:
+        assert list(executor.client.run(_profiling).values()) == [False]

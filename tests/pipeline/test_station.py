@@ -1,0 +1,38 @@
+"""A grading worker's station: caches built once per machine, a worker's own modules kept out of
+the garbage collector's full passes."""
+from __future__ import annotations
+
+import gc
+from importlib import metadata
+
+import pytest
+
+from autograder.pipeline import station as station_module
+from autograder.pipeline.station import Station
+from course.datasets.digits import CACHE_ENV, cached
+
+pytestmark = pytest.mark.pipeline
+
+
+def test_the_caches_are_built_once_per_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    first = Station()
+    fonts = tmp_path / "cache" / f"matplotlib-{metadata.version('matplotlib')}"
+    assert first.matplotlib == fonts and first.datasets == tmp_path / "cache"
+    assert cached(first.datasets) and list(fonts.glob("fontlist-*.json"))
+    assert gc.get_freeze_count() > 0
+
+    def no_second_build(*args, **kwargs):
+        raise AssertionError(f"the caches were built again: {args}")
+
+    monkeypatch.setattr(station_module.subprocess, "run", no_second_build)
+    assert Station().matplotlib == fonts
+
+
+def test_a_missing_cache_is_built_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    fonts = Station().matplotlib
+    for font_list in fonts.glob("fontlist-*.json"):
+        font_list.unlink()
+    Station()
+    assert list(fonts.glob("fontlist-*.json"))
