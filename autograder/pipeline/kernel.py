@@ -29,8 +29,10 @@ import sys
 LIMITS_VARIABLE = "AUTOGRADER_KERNEL_LIMITS"
 # Figures keep the notebook's own size: no bbox_inches="tight" (the inline backend's default,
 # a second layout pass that was a fifth of a graded course's kernel time); the graded copy
-# shows the same plots, with their margins.
-FIGURES = {"InlineBackend": {"print_figure_kwargs": {"bbox_inches": None}}}
+# shows the same plots, with their margins. No input history on disk: nobody reads it back,
+# and it was a SQLite file and a writing thread per kernel (``In`` and ``_i`` still work).
+CONFIG = {"InlineBackend": {"print_figure_kwargs": {"bbox_inches": None}},
+          "HistoryManager": {"enabled": False}}
 NOT_SEEDED = ("submission_secret.txt",)   # nbgrader's, for release_feedback: not the student's
 
 
@@ -104,7 +106,7 @@ def main(argv: list[str]) -> None:
     from ipykernel.kernelapp import IPKernelApp
     from traitlets.config import Config
 
-    app = IPKernelApp.instance(config=Config(FIGURES))
+    app = IPKernelApp.instance(config=Config(CONFIG))
     app.initialize(argv)
     if "ipywidgets" in sys.modules:   # imported before the kernel existed (the zygote's)
         sys.modules["ipywidgets"].register_comm_target()

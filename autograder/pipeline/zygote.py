@@ -22,6 +22,7 @@ nothing of one student reaches the next. Stdlib only, besides what it warms.
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import random
@@ -173,6 +174,7 @@ def main(argv: list[str]) -> None:
     die_with_parent()
     for name in WARM:
         import_module(name)
+    gc.freeze()   # the kernels' full collections skip (and so do not copy) the warm modules
     serve(argv[0])
 
 

@@ -20,7 +20,7 @@ from autograder.pipeline.station import Station
 pytestmark = pytest.mark.skipif(os.environ.get("CI") != "true" and bwrap.unavailable() is not None,
                                 reason="bubblewrap cannot run here (CI installs it)")
 FACTS = '''
-import json, os, random, sys
+import gc, json, os, random, sys
 import matplotlib.pyplot as plt
 status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines())
 links = []
@@ -34,7 +34,7 @@ print(json.dumps({
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
     "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
     "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
-    "links": links,
+    "links": links, "frozen": gc.get_freeze_count(), "history": get_ipython().history_manager.enabled,
     "backend": plt.get_backend(), "comm_targets": sorted(get_ipython().kernel.comm_manager.targets)}))
 plt.plot([0, 1])
 '''
@@ -106,6 +106,8 @@ def test_a_forked_kernel_is_confined_and_fresh(station, monkeypatch):
     assert first["grader_modules"] == [] and not warm & set(first["links"])   # no fd of theirs
     assert first["backend"] == "module://matplotlib_inline.backend_inline" and "image/png" in shown
     assert {"jupyter.widget", "jupyter.widget.control"} <= set(first["comm_targets"])
+    assert first["frozen"] > 50_000    # the zygote's modules: no full collection walks them
+    assert first["history"] is False   # no SQLite file nor thread for it
     assert all(a != b for a, b in zip(first["draws"], second["draws"]))   # not the zygote's
 
 
