@@ -1,15 +1,14 @@
 """A grading worker's place to work: a scratch folder, warm caches, and an end to every job.
 
-One ``Station`` per worker process, made on its first job (``Station.get``): a
-folder of its own under the machine's temporary folder (``autograder-worker-PID-*``,
-removed when the worker exits, or with ``--keep`` when the next worker starts after
-it), matplotlib's font cache and the course's digit caches, built once per machine in the
-course's cache folder (kernels read them and may not write them), the zygote that forks its sandboxed kernels
-(``autograder.pipeline.zygote``, started on the first sandboxed job and again if it
-died), and a numbered folder per job. When a job ends, every process it started that
-still runs (a kernel nbgrader could not stop, whatever a submission left behind) is
-killed; a job that outlives its time limit has its kernel killed, which ends
-nbgrader's run of it.
+One ``Station`` per worker process, made on its first job (``Station.get``): a folder of
+its own under the machine's temporary folder (``autograder-worker-PID-*``, removed when the
+worker exits, or with ``--keep`` when the next worker starts after it), matplotlib's font
+cache and the course's digit caches, built once per machine in the course's cache folder
+(kernels read them and may not write them), the zygote that forks its sandboxed kernels
+(``autograder.pipeline.zygote``, started on the first sandboxed job and again if it died),
+and a numbered folder per job. When a job ends, every process it started that still runs
+(a kernel nbgrader could not stop, whatever a submission left behind) is killed; a job that
+outlives its time limit has its kernel killed, which ends nbgrader's run of it.
 """
 from __future__ import annotations
 

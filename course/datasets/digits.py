@@ -54,7 +54,7 @@ def default_cache_dir() -> Path:
 
 
 def cached(cache_dir: str | Path | None = None) -> bool:
-    """Whether every digit set is in the cache at ``cache_dir`` (``default_cache_dir()`` if None)."""
+    """Whether every digit set is cached in ``cache_dir`` (``default_cache_dir()`` if None)."""
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return all((directory / f"{name}.npz").exists() for name in _SOURCES)
 
