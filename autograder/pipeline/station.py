@@ -17,6 +17,7 @@ import gc
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -143,10 +144,12 @@ class Station:
 def _throwaway_gradebook(connection, _record) -> None:
     """A job's gradebook is read once and deleted: SQLite need not wait for the disk at each of
     nbgrader's commits (about 30 a job; 1 ms each on a local disk, far more on a network one).
-    Any other database, the course's gradebook above all, keeps SQLite's defaults."""
+    Any other database, the course's gradebook above all, keeps its defaults."""
     station = Station._current
+    if station is None or not isinstance(connection, sqlite3.Connection):
+        return      # not a worker, or a server database (nbgrader's db_url may name one)
     row = connection.execute("PRAGMA database_list").fetchone()
-    if station is not None and row and str(row[2]).startswith(f"{station.dir / 'jobs'}{os.sep}"):
+    if row and str(row[2]).startswith(f"{station.dir / 'jobs'}{os.sep}"):
         connection.execute("PRAGMA synchronous = OFF")
         connection.execute("PRAGMA journal_mode = MEMORY")
 

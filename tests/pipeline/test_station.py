@@ -53,3 +53,10 @@ def test_only_a_jobs_gradebook_skips_waiting_for_the_disk(tmp_path, monkeypatch)
         (folder / "course").mkdir()
         assert _synchronous(folder / "course" / "gradebook.db") == 0       # OFF
     assert _synchronous(tmp_path / "gradebook.db") == 2                    # FULL, SQLite's default
+
+
+def test_a_server_databases_connection_is_left_alone(tmp_path, monkeypatch):
+    """nbgrader's db_url may name PostgreSQL or MySQL: their connections have no execute()."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    Station.get()
+    station_module._throwaway_gradebook(object(), None)
