@@ -64,12 +64,16 @@ class Station:
         self.matplotlib = self.datasets / f"matplotlib-{metadata.version('matplotlib')}"
         self._count = 0
         self._zygote: subprocess.Popen | None = None
-        if not (cached(self.datasets) and any(self.matplotlib.glob("fontlist-*.json"))):
-            subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
-                {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+        self._build_caches()
         # The worker's modules (Dask, nbgrader, SQLAlchemy: hundreds of thousands of objects)
         # stay for its life: kept out of the collector's full passes, which ran during jobs.
         gc.freeze()
+
+    def _build_caches(self) -> None:
+        """The font and digit caches, unless an earlier worker on this machine built them."""
+        if not (cached(self.datasets) and any(self.matplotlib.glob("fontlist-*.json"))):
+            subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
+                {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
 
     def _remove(self) -> None:
         if self._zygote is not None:

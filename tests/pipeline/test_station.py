@@ -16,8 +16,13 @@ from course.datasets.digits import CACHE_ENV, cached
 pytestmark = pytest.mark.pipeline
 
 
-def test_the_caches_are_built_once_per_machine(tmp_path, monkeypatch):
+@pytest.fixture(autouse=True)
+def new_machine(tmp_path, monkeypatch):
+    """A cache folder of the test's own, empty: a machine that never graded."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+
+
+def test_the_caches_are_built_once_per_machine(tmp_path, monkeypatch):
     first = Station()
     fonts = tmp_path / "cache" / f"matplotlib-{metadata.version('matplotlib')}"
     assert first.matplotlib == fonts and first.datasets == tmp_path / "cache"
@@ -31,8 +36,7 @@ def test_the_caches_are_built_once_per_machine(tmp_path, monkeypatch):
     assert Station().matplotlib == fonts
 
 
-def test_a_missing_cache_is_built_again(tmp_path, monkeypatch):
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+def test_a_missing_cache_is_built_again():
     fonts = Station().matplotlib
     for font_list in fonts.glob("fontlist-*.json"):
         font_list.unlink()
@@ -46,8 +50,7 @@ def _synchronous(database: Path) -> int:
         return connection.exec_driver_sql("PRAGMA synchronous").scalar()
 
 
-def test_only_a_jobs_gradebook_skips_waiting_for_the_disk(tmp_path, monkeypatch):
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+def test_only_a_jobs_gradebook_skips_waiting_for_the_disk(tmp_path):
     station = Station.get()
     with station.job() as folder:
         (folder / "course").mkdir()
@@ -55,8 +58,7 @@ def test_only_a_jobs_gradebook_skips_waiting_for_the_disk(tmp_path, monkeypatch)
     assert _synchronous(tmp_path / "gradebook.db") == 2                    # FULL, SQLite's default
 
 
-def test_a_server_databases_connection_is_left_alone(tmp_path, monkeypatch):
+def test_a_server_databases_connection_is_left_alone():
     """nbgrader's db_url may name PostgreSQL or MySQL: their connections have no execute()."""
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     Station.get()
     station_module._throwaway_gradebook(object(), None)
