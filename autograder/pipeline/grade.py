@@ -23,7 +23,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import bwrap, fingerprint, gradebook
-from autograder.pipeline.course import Course, digest, read_files
+from autograder.pipeline.course import Course, digest, read_files, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.job import Job, Limits, Material, Result
 
@@ -89,6 +89,19 @@ def pending(course: Course, assignments: list[str], students: list[str] | None,
     return todo, skipped
 
 
+def longest_first(course: Course, todo: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``todo`` in the order to grade it. A run lasts until its last job ends, so the long jobs
+    go first and the short ones fill the workers' gaps at the end (longest processing time
+    first). How long a job takes is not known before it runs; the size of its notebooks
+    stands for it (code, and the outputs the student saved): the reference course's largest
+    units, 9 to 11, take twice as long as its smallest. In unit order they came last, and
+    one worker idled for the last 1.6 s of the course."""
+    def size(submission: tuple[str, str]) -> int:
+        return sum(path.lstat().st_size for path in regular_files(course.submitted(*submission))
+                   if path.suffix == ".ipynb")
+    return sorted(todo, key=size, reverse=True)
+
+
 def _newcomers(course: Course, todo: list[tuple[str, str]]) -> list[str]:
     """Students handing in who are not on the gradebook's student list, when it has one."""
     with Gradebook(course.db_url) as gb:
@@ -146,6 +159,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     if unreleased:
         raise GradingError(f"no release folder for {', '.join(unreleased)}: generate it first.")
     todo, skipped = pending(course, chosen, students, force)
+    todo = longest_first(course, todo)
     summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo))
     try:
         with Executor(scheduler, workers) as executor:

@@ -8,6 +8,7 @@ from queue import Empty
 from time import monotonic
 
 import pytest
+import zmq
 
 from autograder.pipeline import execute
 from autograder.pipeline.execute import ShortPolls
@@ -57,3 +58,16 @@ def test_grading_jobs_use_it_and_wait_for_late_output():
     text = _config(Path("course"), Limits())
     assert "from autograder.pipeline.execute import Execute" in text
     assert f"c.Execute.iopub_timeout = {IOPUB_SECONDS}" in text
+
+
+def test_the_client_tries_a_starting_kernel_again_within_milliseconds(tmp_path):
+    """It connects before the kernel listens: ZeroMQ's default retry came 100 ms later."""
+    manager = execute.KernelManager(transport="ipc", ip=str(tmp_path / "kernel"))
+    manager.write_connection_file()
+    client = manager.client()
+    try:
+        for channel in (client.shell_channel, client.iopub_channel, client.control_channel):
+            assert channel.socket.getsockopt(zmq.RECONNECT_IVL) == execute.RECONNECT_MS
+    finally:
+        client.stop_channels()
+        manager.cleanup_connection_file()
