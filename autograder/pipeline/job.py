@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -37,7 +38,7 @@ from nbgrader.utils import capture_log
 from sqlalchemy.exc import SAWarning
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.pipeline import fingerprint, gradebook, kernelspec, sanitize
+from autograder.pipeline import fingerprint, gradebook, job_gradebook, kernelspec, sanitize
 from autograder.pipeline.course import RECORD
 from autograder.pipeline.station import Station
 
@@ -111,7 +112,9 @@ class MismatchError(RuntimeError):
     """This worker's packages differ from the instructor's: it must not grade."""
 
 
-def _config(root: Path, limits: Limits) -> str:
+def _config(root: Path, db: Path, limits: Limits) -> str:
+    """The job's ``nbgrader_config.py``: the course's, in the scratch course at ``root``, with
+    the gradebook ``db`` (whatever the course's names), the grader's preprocessors and bounds."""
     timeout = "" if limits.cell_timeout is None else f"c.Execute.timeout = {limits.cell_timeout}\n"
     return (
         '"""Written by autograder.pipeline.job: the course\'s configuration, bounded."""\n'
@@ -124,6 +127,7 @@ def _config(root: Path, limits: Limits) -> str:
         "c = get_config()\n"
         f"runpy.run_path({str(root / 'course_config.py')!r}, init_globals={{'get_config': lambda: c}})\n"
         f"c.CourseDirectory.root = {str(root)!r}\n"
+        f"c.CourseDirectory.db_url = {job_gradebook.url(db)!r}\n"
         f"{timeout}"
         "c.Execute.kernel_name = 'python3'\n"
         "c.KernelManager.transport = 'ipc'   # sandboxed kernels have no network\n"
@@ -259,9 +263,10 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     submitted = root / "submitted" / job.student / job.assignment
     graded = root / "autograded" / job.student / job.assignment
     _write_files(job.files, submitted)
-    (root / "gradebook.db").write_bytes(material.template)
+    station.gradebook.unlink(missing_ok=True)
+    station.gradebook.write_bytes(material.template)
     (root / "course_config.py").write_text(material.config)
-    (root / "nbgrader_config.py").write_text(_config(root, material.limits))
+    (root / "nbgrader_config.py").write_text(_config(root, station.gradebook, material.limits))
     notes = []
     for name in notebooks:
         release = folder / "release" / f"{name}.ipynb"
@@ -275,12 +280,15 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
         success, _ = _autograde(root, job.student, job.assignment)
     failure = (f"grading took longer than {material.limits.job_seconds} s and was stopped"
                if deadline.passed else None if success else "nbgrader autograde failed")
-    return _collect(job, material, root, failure, notes, started)
+    result = _collect(job, material, root, station.gradebook, failure, notes, started)
+    if material.keep:
+        shutil.copyfile(station.gradebook, root / "gradebook.db")
+    return result
 
 
-def _collect(job: Job, material: Material, root: Path, failure: str | None,
+def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | None,
              notes: list[str], started: float) -> Result:
-    """Read what nbgrader left in the scratch course into a ``Result``."""
+    """Read what nbgrader left in the scratch course and the gradebook ``db`` into a ``Result``."""
     submitted = root / "submitted" / job.student / job.assignment
     graded = root / "autograded" / job.student / job.assignment
     result = Result(gradebook.Outcome(job.student, job.assignment), notes)
@@ -296,7 +304,7 @@ def _collect(job: Job, material: Material, root: Path, failure: str | None,
             notes.append(_could_not(failure or "no output"))
             fallback(submitted / f"{name}.ipynb", path)
     try:
-        result.outcome = gradebook.read(root / "gradebook.db", job.student, job.assignment)
+        result.outcome = gradebook.read(db, job.student, job.assignment)
     except Exception:  # noqa: BLE001 - no submission recorded: nbgrader failed before grading
         result.status = "failed"
     result.outcome.review = result.status == "failed"

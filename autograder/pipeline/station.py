@@ -17,7 +17,6 @@ import gc
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -27,10 +26,8 @@ from importlib import metadata
 from pathlib import Path
 
 import psutil
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
 
-from autograder.pipeline import kernelspec
+from autograder.pipeline import job_gradebook, kernelspec
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.runner import kill_tree
 from course.datasets.digits import CACHE_ENV, cached, default_cache_dir
@@ -62,6 +59,8 @@ class Station:
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.datasets = default_cache_dir()
         self.matplotlib = self.datasets / f"matplotlib-{metadata.version('matplotlib')}"
+        self.gradebook = self.dir / "gradebook.db"      # each job's, in turn
+        job_gradebook.share(self.gradebook)
         self._count = 0
         self._zygote: subprocess.Popen | None = None
         self._build_caches()
@@ -142,20 +141,6 @@ class Station:
             yield deadline
         finally:
             timer.cancel()
-
-
-@event.listens_for(Engine, "connect")
-def _throwaway_gradebook(connection, _record) -> None:
-    """A job's gradebook is read once and deleted: SQLite need not wait for the disk at each of
-    nbgrader's commits (about 30 a job; 1 ms each on a local disk, far more on a network one).
-    Any other database, the course's gradebook above all, keeps its defaults."""
-    station = Station._current
-    if station is None or not isinstance(connection, sqlite3.Connection):
-        return      # not a worker, or a server database (nbgrader's db_url may name one)
-    row = connection.execute("PRAGMA database_list").fetchone()
-    if row and str(row[2]).startswith(f"{station.dir / 'jobs'}{os.sep}"):
-        connection.execute("PRAGMA synchronous = OFF")
-        connection.execute("PRAGMA journal_mode = MEMORY")
 
 
 def reap(folder: Path) -> None:

@@ -55,7 +55,7 @@ def test_the_deadline_still_holds(monkeypatch):
 
 def test_grading_jobs_use_it_and_wait_for_late_output():
     from autograder.pipeline.job import IOPUB_SECONDS, Limits, _config
-    text = _config(Path("course"), Limits())
+    text = _config(Path("course"), Path("gradebook.db"), Limits())
     assert "from autograder.pipeline.execute import Execute" in text
     assert f"c.Execute.iopub_timeout = {IOPUB_SECONDS}" in text
 

@@ -1,0 +1,49 @@
+"""A worker's job gradebook: one engine for every time nbgrader opens it, job after job, and
+no wait for the disk; every other database keeps its own engines and SQLite's defaults."""
+from __future__ import annotations
+
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.pipeline import job_gradebook
+from autograder.pipeline.course import tool_env
+
+
+@pytest.fixture(autouse=True)
+def alembic_on_path(monkeypatch):
+    """A new gradebook asks nbgrader's ``alembic`` command for its schema version."""
+    monkeypatch.setenv("PATH", tool_env()["PATH"])
+
+
+def _synchronous(gb: Gradebook) -> int:
+    with gb.engine.connect() as connection:
+        return connection.exec_driver_sql("PRAGMA synchronous").scalar()
+
+
+def test_every_gradebook_opened_there_shares_one_engine(tmp_path):
+    shared = tmp_path / "worker" / "gradebook.db"
+    shared.parent.mkdir()
+    job_gradebook.share(shared)
+    url = job_gradebook.url(shared)
+    with Gradebook(url) as first, Gradebook(url) as second:
+        assert first.engine is second.engine
+        first.add_student("ada")
+        assert [s.id for s in second.students] == ["ada"]
+        assert _synchronous(first) == 0                                 # OFF
+    with Gradebook(f"sqlite:///{tmp_path / 'course.db'}") as course:
+        assert course.engine is not first.engine
+        assert _synchronous(course) == 2                                # FULL, SQLite's default
+
+
+def test_the_next_job_replaces_the_file(tmp_path):
+    """nbgrader closes each gradebook, which closes the file: the next job's is read afresh."""
+    shared = tmp_path / "gradebook.db"
+    job_gradebook.share(shared)
+    with Gradebook(job_gradebook.url(shared)) as gb:
+        gb.add_student("ada")
+    shared.unlink()
+    with Gradebook(f"sqlite:///{tmp_path / 'next.db'}") as template:
+        template.add_student("bob")
+    (tmp_path / "next.db").rename(shared)
+    with Gradebook(job_gradebook.url(shared)) as gb:
+        assert [s.id for s in gb.students] == ["bob"]
