@@ -263,8 +263,7 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     submitted = root / "submitted" / job.student / job.assignment
     graded = root / "autograded" / job.student / job.assignment
     _write_files(job.files, submitted)
-    station.gradebook.unlink(missing_ok=True)
-    station.gradebook.write_bytes(material.template)
+    job_gradebook.replace(station.gradebook, material.template)
     (root / "course_config.py").write_text(material.config)
     (root / "nbgrader_config.py").write_text(_config(root, station.gradebook, material.limits))
     notes = []

@@ -7,8 +7,9 @@ compiled nbgrader's queries again: a fifth of a grading worker's CPU time on a r
 submission of unit 3. A worker grades one job at a time, always into the same file
 (``Station.gradebook``): after ``share(path)``, every gradebook nbgrader opens at ``path``
 in this process uses one engine, made the first time, whose statements stay compiled from
-job to job. nbgrader still closes each gradebook (``Engine.dispose``: the file is closed and
-opened again by the next one), so the file can be replaced between jobs.
+job to job. ``replace`` puts the next job's gradebook in place, once the engine has closed
+every connection it holds, so that none reads the file it replaced (nbgrader closes its
+gradebooks, but not one it was using when it failed).
 
 That engine's connections do not wait for the disk (``PRAGMA synchronous = OFF``, the
 journal in memory): the file is written by one job, read once, then replaced, and nbgrader
@@ -36,6 +37,15 @@ def share(path: Path) -> None:
     """Let every gradebook nbgrader opens at ``path`` in this process use one engine."""
     _shared.setdefault(url(path), None)
     nbgrader.api.create_engine = create_engine
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Make ``data`` the gradebook at ``path``, for the next job."""
+    engine = _shared.get(url(path))
+    if engine is not None:
+        engine.dispose()
+    path.unlink(missing_ok=True)
+    path.write_bytes(data)
 
 
 def create_engine(db_url, **kwargs) -> Engine:

@@ -6,7 +6,8 @@ worker exits, or with ``--keep`` when the next worker starts after it), matplotl
 cache and the course's digit caches, built once per machine in the course's cache folder
 (kernels read them and may not write them), the zygote that forks its sandboxed kernels
 (``autograder.pipeline.zygote``, started on the first sandboxed job and again if it died),
-and a numbered folder per job. When a job ends, every process it started that still runs
+a numbered folder per job, and the gradebook file each job grades into in turn, with one
+database engine for all of them (``autograder.pipeline.job_gradebook``). When a job ends, every process it started that still runs
 (a kernel nbgrader could not stop, whatever a submission left behind) is killed; a job that
 outlives its time limit has its kernel killed, which ends nbgrader's run of it.
 """

@@ -35,15 +35,17 @@ def test_every_gradebook_opened_there_shares_one_engine(tmp_path):
         assert _synchronous(course) == 2                                # FULL, SQLite's default
 
 
-def test_the_next_job_replaces_the_file(tmp_path):
-    """nbgrader closes each gradebook, which closes the file: the next job's is read afresh."""
+def test_the_next_job_reads_its_own_file_whatever_the_last_one_left_open(tmp_path):
+    """A gradebook nbgrader did not close (it failed half-way) leaves a connection to the old
+    file in the engine's pool: the next job must not read that file."""
     shared = tmp_path / "gradebook.db"
-    job_gradebook.share(shared)
-    with Gradebook(job_gradebook.url(shared)) as gb:
-        gb.add_student("ada")
-    shared.unlink()
-    with Gradebook(f"sqlite:///{tmp_path / 'next.db'}") as template:
+    with Gradebook(f"sqlite:///{tmp_path / 'template.db'}") as template:
         template.add_student("bob")
-    (tmp_path / "next.db").rename(shared)
+    job_gradebook.share(shared)
+    job_gradebook.replace(shared, (tmp_path / "template.db").read_bytes())
+    unclosed = Gradebook(job_gradebook.url(shared))
+    unclosed.add_student("ada")
+    unclosed.db.remove()                   # the session ends; its connection stays pooled
+    job_gradebook.replace(shared, (tmp_path / "template.db").read_bytes())
     with Gradebook(job_gradebook.url(shared)) as gb:
         assert [s.id for s in gb.students] == ["bob"]
