@@ -7,8 +7,9 @@ connects to a running cluster instead: dask-jobqueue on Slurm or PBS, Dask Gatew
 dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by hand.
 
 - ``check`` refuses workers whose packages differ from the instructor's
-  (``autograder.pipeline.fingerprint``), before any job runs; a worker that joins
-  later refuses its first job the same way, which stops the run.
+  (``autograder.pipeline.fingerprint``) or that have more than one thread, before any
+  job runs; a worker that joins later refuses its first job (other packages) or a second
+  one at once (more threads) the same way, which stops the run.
 - ``results`` submits the jobs, each with the run's ``Material``, a bounded number
   at a time (so a class of thousands is never all in memory), and yields each
   ``Result`` as it arrives, with a progress bar.
@@ -85,12 +86,19 @@ class Executor:
             return None
 
     def check(self, installed: dict[str, str]) -> None:
-        """Refuse a cluster without workers, or whose workers' packages differ from ``installed``."""
+        """Refuse a cluster without workers, with workers of more than one thread, or whose
+        workers' packages differ from ``installed``."""
         try:
             self.client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
         except TimeoutError as error:
             raise ExecutorError(f"no worker joined {self.where} within {WORKER_WAIT_SECONDS} s; "
                                 "start some (dask worker ADDRESS --nthreads 1)") from error
+        crowded = [f"{worker} ({threads} threads)"
+                   for worker, threads in self.client.nthreads().items() if threads != 1]
+        if crowded:
+            raise ExecutorError("refusing to grade: a worker process grades one submission at a "
+                                "time, and these have more threads: " + ", ".join(crowded)
+                                + "; start them with dask worker ADDRESS --nthreads 1")
         try:
             found = self.client.run(fingerprint.installed)
         except Exception as error:  # noqa: BLE001 - reported as the cluster's problem

@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -56,6 +57,9 @@ KEPT = (RECORD, "timestamp.txt", "submission_secret.txt")
 LOG = logging.getLogger("autograder.job")
 LOG.propagate = False
 LOG.setLevel(logging.INFO)
+# A worker process grades one submission at a time: a job sets the process's environment and
+# grades into the worker's one job gradebook (``Station.gradebook``).
+ONE_AT_A_TIME = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,8 @@ class Result:
 
 
 class MismatchError(RuntimeError):
-    """This worker's packages differ from the instructor's: it must not grade."""
+    """This worker cannot grade as the instructor's machine would (other packages, more than one
+    submission at a time): it must not grade."""
 
 
 def _config(root: Path, db: Path, limits: Limits) -> str:
@@ -247,12 +252,19 @@ def failed(job: Job, notebooks: tuple[str, ...], reason: str, sandbox: bool) -> 
 def run(job: Job, material: Material) -> Result:
     """Grade one submission on this worker; see the module's docstring."""
     started, station = time.monotonic(), Station.get()
-    differences = fingerprint.differences(material.installed, fingerprint.installed())
-    if differences:
-        raise MismatchError(f"worker {station.name} has other packages than the instructor: "
-                            + "; ".join(differences))
-    with station.job(material.keep) as folder:
-        result = _grade(job, material, station, folder, started)
+    if not ONE_AT_A_TIME.acquire(blocking=False):
+        raise MismatchError(f"worker {station.name} was given a second submission while it graded "
+                            "one: start grading workers with one thread each (dask worker "
+                            "ADDRESS --nthreads 1)")
+    try:
+        differences = fingerprint.differences(material.installed, fingerprint.installed())
+        if differences:
+            raise MismatchError(f"worker {station.name} has other packages than the instructor: "
+                                + "; ".join(differences))
+        with station.job(material.keep) as folder:
+            result = _grade(job, material, station, folder, started)
+    finally:
+        ONE_AT_A_TIME.release()
     result.seconds, result.worker = time.monotonic() - started, station.name
     return result
 

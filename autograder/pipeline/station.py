@@ -7,9 +7,10 @@ cache and the course's digit caches, built once per machine in the course's cach
 (kernels read them and may not write them), the zygote that forks its sandboxed kernels
 (``autograder.pipeline.zygote``, started on the first sandboxed job and again if it died),
 a numbered folder per job, and the gradebook file each job grades into in turn, with one
-database engine for all of them (``autograder.pipeline.job_gradebook``). When a job ends, every process it started that still runs
-(a kernel nbgrader could not stop, whatever a submission left behind) is killed; a job that
-outlives its time limit has its kernel killed, which ends nbgrader's run of it.
+database engine for all of them (``autograder.pipeline.job_gradebook``). When a job ends,
+every process it started that still runs (a kernel nbgrader could not stop, whatever a
+submission left behind) is killed; a job that outlives its time limit has its kernel
+killed, which ends nbgrader's run of it.
 """
 from __future__ import annotations
 

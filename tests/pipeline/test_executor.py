@@ -84,8 +84,8 @@ def _free_port() -> int:
 
 @contextmanager
 def dask_cluster(tmp_path: Path, workers: int = 1, wrap: tuple[str, ...] = (),
-                 preload: str | None = None):
-    """A ``dask scheduler`` and ``workers`` single-thread ``dask worker`` processes (each
+                 preload: str | None = None, threads: int = 1):
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes of ``threads`` threads (each
     wrapped in ``wrap``, e.g. bubblewrap); yields the address and the workers' processes."""
     address = f"tcp://127.0.0.1:{_free_port()}"
     logs = tmp_path / "dask-logs"
@@ -99,7 +99,7 @@ def dask_cluster(tmp_path: Path, workers: int = 1, wrap: tuple[str, ...] = (),
     processes = [start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port",
                                      address.rsplit(":", 1)[1], "--no-dashboard"])]
     extra = ["--preload", preload] if preload else []
-    worker_processes = [start(f"worker-{n}", [*wrap, DASK, "worker", address, "--nthreads", "1",
+    worker_processes = [start(f"worker-{n}", [*wrap, DASK, "worker", address, "--nthreads", str(threads),
                                               "--no-dashboard", *extra]) for n in range(workers)]
     processes += worker_processes
     try:
@@ -261,6 +261,27 @@ def test_workers_with_other_packages_are_refused_before_any_grade(course, tmp_pa
     assert "numpy" in str(refused.value) and "1.26.4 there" in str(refused.value)
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "refused").exists()
+
+
+def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, tmp_path):
+    """Two submissions at once in one worker process would share its environment and its job
+    gradebook."""
+    hand_in(course, "crowded", "source")
+    before = (course / "gradebook.db").read_bytes()
+    with dask_cluster(tmp_path, workers=1, threads=2) as (address, _):
+        with pytest.raises(GradingError, match=r"\(2 threads\).*--nthreads 1"):
+            grade(course, [UNIT], ["crowded"], limits=LIMITS, progress=False, scheduler=address)
+    assert (course / "gradebook.db").read_bytes() == before
+    assert not (course / "autograded" / "crowded").exists()
+
+
+def test_a_worker_refuses_a_second_submission_while_it_grades_one():
+    """What stops a worker that joined after the check: its second job at once stops the run."""
+    from autograder.pipeline.job import ONE_AT_A_TIME, MismatchError, run
+    with ONE_AT_A_TIME:
+        with pytest.raises(MismatchError, match="second submission while it graded one"):
+            run(None, None)
+    assert not ONE_AT_A_TIME.locked()
 
 
 def test_workers_without_the_course_packages_are_refused(course, tmp_path):
