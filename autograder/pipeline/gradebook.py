@@ -65,15 +65,21 @@ def template(course_gradebook: Path, destination: Path) -> list[str]:
                                                 "ORDER BY duedate, name")]
 
 
+def url(db: Path) -> str:
+    """The SQLAlchemy URL of the SQLite gradebook ``db`` (one spelling: a job's gradebook is
+    recognised by it, ``autograder.pipeline.job_gradebook``)."""
+    return f"sqlite:///{db}"
+
+
 def notebooks(db: Path, assignment: str) -> list[str]:
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(url(db)) as gb:
         return [notebook.name for notebook in gb.find_assignment(assignment).notebooks]
 
 
 def read(db: Path, student: str, assignment: str) -> Outcome:
     """The autograder's scores and comments for one submission in a job's gradebook."""
     outcome = Outcome(student, assignment)
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(url(db)) as gb:
         submission = gb.find_submission(assignment, student)
         outcome.timestamp = submission.timestamp
         for notebook in submission.notebooks:

@@ -26,11 +26,9 @@ import sqlalchemy
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from autograder.pipeline.gradebook import url
+
 _shared: dict[str, Engine | None] = {}      # URL: its engine, once nbgrader has opened it
-
-
-def url(path: Path) -> str:
-    return f"sqlite:///{path}"
 
 
 def share(path: Path) -> None:
