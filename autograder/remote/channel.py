@@ -4,17 +4,22 @@ A ``Channel`` has its own ZeroMQ sockets to the kernel's shell and control ports
 kernel's connection info) and signs messages with the kernel's key. It installs the agent
 with one silent ``execute_request``, which also registers the agent's handler for a
 message type of its own (``agent.SERVE``). At the first request of a check, the channel
-binds a PAIR socket beside the kernel's (a Unix socket in the job's ``run/`` folder, or a
-loopback port) and sends ``SERVE``: the agent connects to it and answers requests there
-(``agent.pack``'s messages: JSON and raw array bytes, numbered so that a late answer is
+listens on a stream socket beside the kernel's (a Unix socket in the job's ``run/`` folder,
+or a loopback port) and sends ``SERVE``: the agent connects to it and answers requests there
+(``agent.pack``'s messages, whole on an ``agent.Wire``, numbered so that a late answer is
 never taken for the next one) until ``pause`` sends ``agent.END``; the kernel then runs
 cells again. Every wait has a deadline on the clock; past it the kernel is interrupted (a
-control message) and the request fails.
+control message) and the request fails. What the kernel writes is read with a bound on its
+size (``MAX_REPLY_CHARS``); a kernel that closes the socket (it crashed) or writes what is
+no message breaks the channel at once.
 """
 from __future__ import annotations
 
+import os
+import socket
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import zmq
 from jupyter_client.session import Session
@@ -51,14 +56,14 @@ class Channel:
         self.shell = self._socket(_address(info, "shell_port"))
         self.control = self._socket(_address(info, "control_port"))
         self.broken = ""
-        self.pair: zmq.Socket | None = None      # while the agent serves: the socket to it
+        self.wire: agent.Wire | None = None      # while the agent serves: the socket to it
         self.served = self.sent = 0
 
     def _socket(self, address: str):
-        socket = self.context.socket(zmq.DEALER)
-        socket.linger = 0
-        socket.connect(address)
-        return socket
+        dealer = self.context.socket(zmq.DEALER)
+        dealer.linger = 0
+        dealer.connect(address)
+        return dealer
 
     def close(self) -> None:
         self.pause()
@@ -109,13 +114,14 @@ class Channel:
         ``error``, and the kernel's CPU time) and its frames."""
         if self.broken:
             raise ChannelError(self.broken)
-        if self.pair is None:
+        if self.wire is None:
             self._serve(seconds)
         self.sent += 1
-        if not self.pair.poll(int(seconds * 1000) + 1, zmq.POLLOUT):   # the agent connected
-            self.broken = "the kernel's agent is not connected"
-            raise ChannelError(self.broken)
-        self.pair.send(agent.pack({"op": op, "args": args, "cpu": cpu, "id": self.sent}, frames))
+        try:
+            self.wire.send(agent.pack({"op": op, "args": args, "cpu": cpu, "id": self.sent},
+                                      frames), seconds)
+        except OSError as error:       # TimeoutError included: the agent does not read
+            self._break(f"the kernel's agent took no request ({error})")
         answer = self._answer(self.sent, seconds)
         if answer is None:
             self.session.send(self.control, "interrupt_request", {})
@@ -128,45 +134,63 @@ class Channel:
 
     def pause(self) -> None:
         """Let the kernel run cells again: the agent stops serving (a no-op if it is not)."""
-        if self.pair is not None:
+        if self.wire is not None:
             try:
-                self.pair.send(agent.END, zmq.NOBLOCK)
-            except zmq.Again:     # the agent is gone: nothing to stop
+                self.wire.send(agent.END, 0.1)
+            except OSError:       # the agent is gone, or reads nothing: nothing to stop
                 pass
-            self.pair.close(linger=100)
-            self.pair = None
+            self.wire.socket.close()
+            self.wire = None
+
+    def _break(self, why: str) -> NoReturn:
+        """The channel cannot be used again (the stream lost its place, or the kernel is gone)."""
+        self.broken = why
+        if self.wire is not None:
+            self.wire.socket.close()
+            self.wire = None
+        raise ChannelError(why)
 
     def _serve(self, seconds: float) -> None:
-        """Bind a socket of the grader's and have the agent connect to it and serve there."""
+        """Listen on a socket of the grader's; have the agent connect to it and serve there."""
         self.served += 1
-        pair = self.context.socket(zmq.PAIR)
-        pair.linger, pair.maxmsgsize = 0, MAX_REPLY_CHARS
         if self.info["transport"] == "ipc":
-            endpoint = f"{_address(self.info, 'shell_port')}-grader-{self.served}"
-            pair.bind(endpoint)
+            path = f"{self.info['ip']}-{self.info['shell_port']}-grader-{self.served}"
+            listener, endpoint = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), f"ipc://{path}"
+            listener.bind(path)
         else:
-            host = f"tcp://{self.info['ip']}"
-            endpoint = f"{host}:{pair.bind_to_random_port(host)}"
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind((self.info["ip"], 0))
+            endpoint, path = f"tcp://{self.info['ip']}:{listener.getsockname()[1]}", None
         try:
+            listener.listen(1)
             content = self._send(agent.SERVE, {"endpoint": endpoint}, seconds)
-        except ChannelError:
-            pair.close()
-            raise
-        if content.get("status") != "ok":
-            pair.close()
-            raise ChannelError(f"the kernel's agent could not connect to the grader "
-                               f"({content.get('error')})")
-        self.pair = pair
+            if content.get("status") != "ok":
+                raise ChannelError(f"the kernel's agent could not connect to the grader "
+                                   f"({content.get('error')})")
+            listener.settimeout(seconds)
+            try:
+                connected, _ = listener.accept()   # it connected before it answered SERVE
+            except TimeoutError:
+                raise ChannelError("the kernel's agent said it connected, and did not") from None
+        finally:
+            listener.close()
+            if path is not None:
+                os.unlink(path)
+        self.wire = agent.Wire(connected, MAX_REPLY_CHARS)
 
     def _answer(self, number: int, seconds: float) -> tuple[dict, list[memoryview]] | None:
         """The agent's reply to request ``number`` and its frames, or None if none came within
         ``seconds``. A reply to an earlier request (one that ran out of time) is dropped."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
-            if not self.pair.poll(int(left * 1000) + 1):
-                continue
             try:
-                reply, frames = agent.unpack(self.pair.recv())
+                message = self.wire.receive(left)
+            except (OSError, ValueError) as error:   # ConnectionError: the kernel is gone
+                self._break(f"the kernel broke its connection to the grader ({error})")
+            if message is None:
+                return None
+            try:
+                reply, frames = agent.unpack(message)
             except ValueError as error:
                 raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
             if reply.get("id") == number:

@@ -3,6 +3,8 @@ what travels, and a real ipykernel driven through ``Remote`` stand-ins."""
 from __future__ import annotations
 
 import signal
+import socket
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from autograder.audit_remote import agent_kernel
 from autograder.checks._calls import Script, expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
+from autograder.remote.channel import ChannelError
 from autograder.remote.errors import RemoteError
 from autograder.remote.proxy import Remote, Session
 from autograder.sandbox import TimeLimitExceeded, call
@@ -108,6 +111,33 @@ def test_anything_but_data_is_refused(data):
 def test_a_broken_message_is_refused(message):
     with pytest.raises(ValueError):
         agent.unpack(message)
+
+
+def test_a_message_arrives_whole_however_it_was_cut():
+    """What came of a message waits for the rest; a wait that ends in between loses nothing."""
+    near, far = socket.socketpair()
+    with near, far:
+        wire, message = agent.Wire(near), agent.pack({"v": 1}, [bytes(range(200))])
+        framed = len(message).to_bytes(agent.LENGTH_BYTES, "big") + message
+        far.sendall(framed[:5])
+        assert wire.receive(0.05) is None
+        far.sendall(framed[5:100])
+        assert wire.receive(0.05) is None
+        far.sendall(framed[100:] + framed)           # the rest, then a second message
+        assert wire.receive(1.0) == message and wire.receive(1.0) == message
+
+
+def test_a_peer_that_claims_too_much_or_hangs_up_is_refused():
+    near, far = socket.socketpair()
+    with near, far:
+        far.sendall((1 << 40).to_bytes(agent.LENGTH_BYTES, "big"))
+        with pytest.raises(ValueError, match="more than the 1024 allowed"):
+            agent.Wire(near, limit=1024).receive(1.0)
+    near, far = socket.socketpair()
+    with near:
+        far.close()
+        with pytest.raises(ConnectionError):
+            agent.Wire(near).receive(1.0)
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -228,7 +258,7 @@ def test_a_check_talks_to_the_agent_on_its_own_socket_then_the_kernel_runs_cells
         session.release()
     finally:
         channel._send = sent
-    assert shell == [agent.SERVE] and channel.pair is None
+    assert shell == [agent.SERVE] and channel.wire is None
     reply = client.execute_interactive("served = 'cells run again'", timeout=10)
     assert reply["content"]["status"] == "ok"
     after = Session(channel, cpu_seconds=2.0, wall_seconds=6.0)
@@ -252,3 +282,14 @@ def test_every_hidden_cell_calls_a_registered_check():
              if hidden.BEGIN in cell.source]
     calls = [hidden.parse(cell.source) for cell in cells]
     assert None not in calls and {call[0] for call in calls} <= set(CHECKS)
+
+
+def test_a_kernel_that_dies_during_a_check_is_seen_at_once():
+    """A submission that ends its kernel mid-check breaks the channel when the socket closes,
+    not when the check's time is up."""
+    with agent_kernel("import os\n\ndef leave():\n    os._exit(3)\n") as (_, channel):
+        session = Session(channel, cpu_seconds=20.0, wall_seconds=20.0)
+        started = time.monotonic()
+        with pytest.raises(ChannelError, match="broke its connection"):
+            session.lookup("leave")()
+        assert time.monotonic() - started < 5.0 and channel.broken
