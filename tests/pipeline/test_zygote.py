@@ -2,6 +2,7 @@
 nothing, fresh for every job, and gone with their job (the attacks themselves: test_hostile)."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("CI") != "true" and bwrap.unavail
 FACTS = '''
 import gc, json, os, random, sys
 import matplotlib.pyplot as plt
+from matplotlib.mathtext import MathTextParser
 status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines())
 links = []
 for fd in os.listdir("/proc/self/fd"):
@@ -35,7 +37,8 @@ print(json.dumps({
     "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
     "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
     "links": links, "frozen": gc.get_freeze_count(), "history": get_ipython().history_manager.enabled,
-    "backend": plt.get_backend(), "comm_targets": sorted(get_ipython().kernel.comm_manager.targets)}))
+    "backend": plt.get_backend(), "comm_targets": sorted(get_ipython().kernel.comm_manager.targets),
+    "warm": [MathTextParser._parser is not None, "scipy.special" in sys.modules]}))
 plt.plot([0, 1])
 '''
 
@@ -69,22 +72,28 @@ def kernel(station: Station, name: str, monkeypatch):
         manager.shutdown_kernel(now=True)
 
 
-def run(client, code: str) -> tuple[list[str], list[str]]:
-    """The text a cell printed and the kinds of data it displayed."""
-    printed, shown = [], []
+def run(client, code: str) -> tuple[list[str], dict[str, str]]:
+    """The text a cell printed and the data it displayed, by kind (the last of each)."""
+    printed, shown = [], {}
 
     def keep(message):
         printed.append(message["content"].get("text", ""))
-        shown.extend(message["content"].get("data", {}))
+        shown.update(message["content"].get("data", {}))
 
     reply = client.execute_interactive(code, output_hook=keep, timeout=60)
     assert reply["content"]["status"] == "ok", reply["content"]
     return printed, shown
 
 
-def facts(client) -> tuple[dict, list[str]]:
+def facts(client) -> tuple[dict, dict[str, str]]:
     printed, shown = run(client, FACTS)
     return json.loads("".join(printed)), shown
+
+
+def _zlib_speed(png: bytes) -> str:
+    """How its image data was compressed, as zlib's header says (levels 2 to 5 are "fast")."""
+    start = png.index(b"IDAT") + 4
+    return ("fastest", "fast", "default", "best")[png[start + 1] >> 6]
 
 
 def _sockets(process: psutil.Process) -> set[str]:
@@ -105,6 +114,8 @@ def test_a_forked_kernel_is_confined_and_fresh(station, monkeypatch):
     assert first["cwd"] == first["path0"] == str(graded)     # as `python -m` in its folder
     assert first["grader_modules"] == [] and not warm & set(first["links"])   # no fd of theirs
     assert first["backend"] == "module://matplotlib_inline.backend_inline" and "image/png" in shown
+    assert _zlib_speed(base64.b64decode(shown["image/png"])) == "fast"   # level 3, not 6
+    assert first["warm"] == [True, True]   # mathtext's grammar built, scipy.special imported
     assert {"jupyter.widget", "jupyter.widget.control"} <= set(first["comm_targets"])
     assert first["frozen"] > 50_000    # the zygote's modules: no full collection walks them
     assert first["history"] is False   # no SQLite file nor thread for it
