@@ -7,6 +7,8 @@ A ``Profile`` says what one kernel may see; ``command`` turns it into ``bwrap`` 
   process of the machine to see or signal;
 - ``--die-with-parent`` and ``--new-session``: the kernel dies with the nbgrader process
   that started it and cannot reach a terminal;
+- ``--cap-drop ALL``: no capability in the sandbox, also for the process bwrap starts
+  when the grader runs as root (bwrap keeps root's capabilities then, unless told);
 - a cleared environment with only the variables the profile names (no tokens);
 - read-only binds of the system's libraries, the interpreter, the virtual environment,
   the course helper packages and the caches it reads, and nothing else of the machine:
@@ -57,8 +59,8 @@ def _binds(paths, option: str) -> list[str]:
 def command(profile: Profile, argv: list[str], executable: str | None = None) -> list[str]:
     """The full command: ``bwrap`` with the profile's namespaces, mounts and environment, then ``argv``."""
     args = [executable or shutil.which("bwrap") or "bwrap",
-            "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-            "--proc", "/proc", "--dev", "/dev"]
+            "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--clearenv", "--proc", "/proc", "--dev", "/dev"]
     for path, size in profile.scratch:
         args += ["--size", str(size), "--tmpfs", path]
     args += _binds(SYSTEM, "--ro-bind") + _binds(profile.read_only, "--ro-bind")

@@ -37,7 +37,8 @@ def test_the_command_states_every_confinement(tmp_path):
     for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
         assert flag in args
     joined = " ".join(args)
-    assert "--size 1024 --tmpfs /scratch" in joined and f"--bind {tmp_path} {tmp_path}" in joined
+    assert "--cap-drop ALL" in joined and "--size 1024 --tmpfs /scratch" in joined
+    assert f"--bind {tmp_path} {tmp_path}" in joined
     assert "absent" not in joined                   # a path the machine lacks is left out
     assert "--ro-bind /out /in" in joined and "--setenv A 1" in joined
     assert args[-3:] == ["/scratch", "--", "python"]

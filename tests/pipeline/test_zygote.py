@@ -33,6 +33,7 @@ for fd in os.listdir("/proc/self/fd"):
         pass
 print(json.dumps({
     "capabilities": [int(status[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")],
+    "placeholder": [line for line in open("/proc/1/status").read().splitlines() if line.startswith("Cap")],
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
     "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
     "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
@@ -110,6 +111,7 @@ def test_a_forked_kernel_is_confined_and_fresh(station, monkeypatch):
     with kernel(station, "second", monkeypatch) as (_, client, _):
         second, _ = facts(client)
     assert first["capabilities"] == [0, 0, 0, 0, 0]        # none, and none to regain
+    assert all(line.endswith("0" * 16) for line in first["placeholder"])   # bwrap --cap-drop ALL
     assert first["pids"] == [1, first["pid"]]                # the placeholder and itself only
     assert first["cwd"] == first["path0"] == str(graded)     # as `python -m` in its folder
     assert first["grader_modules"] == [] and not warm & set(first["links"])   # no fd of theirs
