@@ -154,29 +154,39 @@ class Channel:
         """Listen on a socket of the grader's; have the agent connect to it and serve there."""
         self.served += 1
         if self.info["transport"] == "ipc":
-            path = f"{self.info['ip']}-{self.info['shell_port']}-grader-{self.served}"
-            listener, endpoint = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), f"ipc://{path}"
-            listener.bind(path)
+            path = f"{_address(self.info, 'shell_port').removeprefix('ipc://')}-grader-{self.served}"
+            listener, where = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), path
         else:
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind((self.info["ip"], 0))
-            endpoint, path = f"tcp://{self.info['ip']}:{listener.getsockname()[1]}", None
-        try:
-            listener.listen(1)
-            content = self._send(agent.SERVE, {"endpoint": endpoint}, seconds)
-            if content.get("status") != "ok":
-                raise ChannelError(f"the kernel's agent could not connect to the grader "
-                                   f"({content.get('error')})")
-            listener.settimeout(seconds)
+            listener, path = socket.socket(socket.AF_INET, socket.SOCK_STREAM), None
+            where = (self.info["ip"], 0)
+        with listener:
             try:
-                connected, _ = listener.accept()   # it connected before it answered SERVE
-            except TimeoutError:
-                raise ChannelError("the kernel's agent said it connected, and did not") from None
-        finally:
-            listener.close()
-            if path is not None:
-                os.unlink(path)
+                listener.bind(where)
+            except OSError as error:    # e.g. a path over a Unix socket's 107 bytes
+                raise ChannelError(f"the grader could not listen at {where!r} ({error})") from None
+            try:
+                endpoint = (f"ipc://{path}" if path is not None else
+                            f"tcp://{self.info['ip']}:{listener.getsockname()[1]}")
+                connected = self._accept(listener, endpoint, seconds)
+            finally:
+                if path is not None:
+                    os.unlink(path)
         self.wire = agent.Wire(connected, MAX_REPLY_CHARS)
+
+    def _accept(self, listener: socket.socket, endpoint: str, seconds: float) -> socket.socket:
+        """Send ``SERVE`` naming ``endpoint``, where ``listener`` is bound; the agent's
+        connection to it."""
+        listener.listen(1)
+        content = self._send(agent.SERVE, {"endpoint": endpoint}, seconds)
+        if content.get("status") != "ok":
+            raise ChannelError(f"the kernel's agent could not connect to the grader "
+                               f"({content.get('error')})")
+        listener.settimeout(seconds)
+        try:
+            connected, _ = listener.accept()   # it connected before it answered SERVE
+        except TimeoutError:
+            raise ChannelError("the kernel's agent said it connected, and did not") from None
+        return connected
 
     def _answer(self, number: int, seconds: float) -> tuple[dict, list[memoryview]] | None:
         """The agent's reply to request ``number`` and its frames, or None if none came within

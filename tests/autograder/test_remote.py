@@ -2,6 +2,7 @@
 what travels, and a real ipykernel driven through ``Remote`` stand-ins."""
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import time
@@ -12,7 +13,7 @@ import pytest
 from autograder.audit_remote import agent_kernel
 from autograder.checks._calls import Script, expect_no_warnings, student_forward
 from autograder.remote import agent, hidden
-from autograder.remote.channel import ChannelError
+from autograder.remote.channel import Channel, ChannelError
 from autograder.remote.errors import RemoteError
 from autograder.remote.proxy import Remote, Session
 from autograder.sandbox import TimeLimitExceeded, call
@@ -293,3 +294,19 @@ def test_a_kernel_that_dies_during_a_check_is_seen_at_once():
         with pytest.raises(ChannelError, match="broke its connection"):
             session.lookup("leave")()
         assert time.monotonic() - started < 5.0 and channel.broken
+
+
+def test_a_socket_the_grader_cannot_listen_on_fails_the_check_cleanly(tmp_path):
+    """A run folder deep enough that the kernel's own sockets fit a Unix socket's 107 bytes and
+    the grader's longer name does not: the check fails with a ChannelError that says where,
+    and no socket is left open."""
+    ip = str(tmp_path / ("k" * (104 - len(str(tmp_path)))))
+    info = {"transport": "ipc", "ip": ip, "shell_port": 1, "control_port": 2, "key": "k"}
+    channel = Channel(info)
+    open_before = len(os.listdir("/proc/self/fd"))
+    try:
+        with pytest.raises(ChannelError, match="could not listen at .*-1-grader-1"):
+            channel.request("lookup", {}, [], seconds=1.0, cpu=1.0)
+        assert len(os.listdir("/proc/self/fd")) == open_before and not list(tmp_path.iterdir())
+    finally:
+        channel.close()
