@@ -1,8 +1,9 @@
 """A grading worker's place to work: a scratch folder, warm caches, and an end to every job.
 
 One ``Station`` per worker process, made on its first job (``Station.get``): a folder of
-its own under the machine's temporary folder (``autograder-worker-PID-*``, removed when the
-worker exits, or with ``--keep`` when the next worker starts after it), matplotlib's font
+its own under the machine's temporary folder (``autograder-worker-PID-*``; under ``/tmp`` if
+``TMPDIR`` is too deep for the jobs' Unix sockets; removed when the worker exits, or with
+``--keep`` when the next worker starts after it), matplotlib's font
 cache and the course's digit caches, built once per machine in the course's cache folder
 (kernels read them and may not write them), the zygote that forks its sandboxed kernels
 (``autograder.pipeline.zygote``, started on the first sandboxed job and again if it died),
@@ -35,6 +36,10 @@ from autograder.pipeline.runner import kill_tree
 from course.datasets.digits import CACHE_ENV, cached, default_cache_dir
 
 PREFIX = "autograder-worker-"
+# A Unix socket's path holds at most 107 bytes. The deepest one a station opens is a job's
+# checks channel, under the station's folder (PREFIX, a process id, mkdtemp's 8 characters).
+SOCKET_PATH_BYTES = 107
+DEEPEST_SOCKET = "jobs/000000/run/kernel-9-grader-9999"
 # Built once per machine (and matplotlib version), outside any sandbox: the caches kernels may
 # read but never write.
 WARM_CACHES = ("import matplotlib.font_manager\n"
@@ -55,7 +60,7 @@ class Station:
 
     def __init__(self) -> None:
         _remove_stale()
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base()))
         self.kept = False     # a job folder was kept (--keep): the folder outlives the worker
         atexit.register(self._remove)
         self.name = f"{socket.gethostname()}:{os.getpid()}"
@@ -166,9 +171,17 @@ def reap(folder: Path) -> None:
                 pass
 
 
+def base() -> str:
+    """Where stations are made: the machine's temporary folder, or ``/tmp`` if that is too deep
+    for the jobs' Unix sockets (a long ``TMPDIR``: the kernels could not start there)."""
+    folder = tempfile.gettempdir()
+    deepest = os.path.join(folder, f"{PREFIX}4194304-abcdefgh", DEEPEST_SOCKET)
+    return folder if len(os.fsencode(deepest)) <= SOCKET_PATH_BYTES else "/tmp"
+
+
 def _remove_stale() -> None:
     """Remove the folders of workers that died without cleaning up (their process is gone)."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+    for folder in Path(base()).glob(f"{PREFIX}*"):
         pid = folder.name[len(PREFIX):].split("-")[0]
         if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)

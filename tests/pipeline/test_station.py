@@ -3,7 +3,12 @@ the garbage collector's full passes."""
 from __future__ import annotations
 
 import gc
+import os
+import shutil
+import socket
+import tempfile
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +45,25 @@ def test_a_missing_cache_is_built_again():
         font_list.unlink()
     Station()
     assert list(fonts.glob("fontlist-*.json"))
+
+
+def test_a_temporary_folder_too_deep_for_unix_sockets_is_not_used(tmp_path, monkeypatch):
+    """Under a long TMPDIR the kernels' and the checks' sockets would not fit their 107 bytes
+    (the zygote could not even start): the station goes to /tmp, where the deepest one binds."""
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setattr(station_module.tempfile, "tempdir", str(deep))
+    monkeypatch.setattr(station_module.subprocess, "run", lambda *args, **kwargs: None)
+    station = Station()
+    try:
+        assert station.dir.parent == Path("/tmp")
+        deepest = station.dir / station_module.DEEPEST_SOCKET
+        deepest.parent.mkdir(parents=True)
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(deepest))
+    finally:
+        shutil.rmtree(station.dir)
+    short = tempfile.mkdtemp(dir="/tmp")
+    monkeypatch.setattr(station_module.tempfile, "tempdir", short)
+    assert station_module.base() == short
+    os.rmdir(short)
