@@ -96,7 +96,7 @@ class KernelClient(AsyncKernelClient):
 
 class KernelManager(AsyncKernelManager):
     """jupyter_client's manager, which looks every ``EXIT_POLL_SECONDS`` (not 0.1 s) whether a
-    killed kernel has gone (the grader kills every kernel: ``shutdown_kernel = 'immediate'``)
+    killed kernel has gone (``Execute`` kills every kernel: ``shutdown_kernel = 'immediate'``)
     and whose clients are ``KernelClient``."""
 
     async def _async_wait(self, pollinterval: float = EXIT_POLL_SECONDS) -> None:
@@ -135,6 +135,12 @@ class Execute(NbgraderExecute):
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
+
+    @default("shutdown_kernel")
+    def _kill_the_kernel(self) -> str:
+        """A graded kernel has nothing to save: SIGKILL (its sandbox dies with it), not a
+        shutdown request and polls every 0.1 s until the process has gone (0.4 s a job)."""
+        return "immediate"
 
     def __init__(self, **kwargs) -> None:
         kwargs.setdefault("kernel_manager_class", KernelManager)   # nbgrader's would win

@@ -139,9 +139,6 @@ def _config(root: Path, db: Path, limits: Limits) -> str:
         f"c.KernelManager.ip = {str(root.parent / 'run' / 'kernel')!r}\n"
         f"c.KernelManager.connection_file = {str(root.parent / 'run' / 'kernel.json')!r}\n"
         f"c.Execute.iopub_timeout = {IOPUB_SECONDS}\n"
-        # A graded kernel has nothing to save: SIGKILL (its sandbox dies with it), not a
-        # shutdown request and polls every 0.1 s until the process has gone (0.4 s a job)
-        "c.Execute.shutdown_kernel = 'immediate'\n"
         "c.Autograde.autograde_preprocessors = [Execute, IgnorePattern, ClearMetadataPreprocessor,\n"
         "    LimitOutput, LimitOutputSize, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]\n"
         f"c.LimitOutputSize.max_chars = {limits.output_chars}\n"

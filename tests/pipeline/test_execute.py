@@ -11,7 +11,7 @@ import pytest
 import zmq
 
 from autograder.pipeline import execute
-from autograder.pipeline.execute import ShortPolls
+from autograder.pipeline.execute import Execute, ShortPolls
 
 
 class MissedWakeup:
@@ -58,6 +58,7 @@ def test_grading_jobs_use_it_and_wait_for_late_output():
     text = _config(Path("course"), Path("gradebook.db"), Limits())
     assert "from autograder.pipeline.execute import Execute" in text
     assert f"c.Execute.iopub_timeout = {IOPUB_SECONDS}" in text
+    assert Execute().shutdown_kernel == "immediate"     # killed: it has nothing to save
 
 
 def test_the_client_tries_a_starting_kernel_again_within_milliseconds(tmp_path):
