@@ -29,9 +29,12 @@ def _version(distribution: str) -> str:
 def _source_hash(package: str) -> str:
     """A hash of a package's ``.py`` files (names and contents), wherever it is imported from."""
     try:
-        folder = Path(import_module(package).__file__).parent
+        module = import_module(package)
     except ImportError:
         return "not installed"
+    if module.__file__ is None:       # a folder of that name without __init__.py came first
+        return f"hidden by the folder {', '.join(module.__path__)} (no __init__.py)"
+    folder = Path(module.__file__).parent
     hasher = hashlib.sha256()
     for path in sorted(folder.rglob("*.py")):
         hasher.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
