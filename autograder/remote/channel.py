@@ -39,9 +39,13 @@ class NoAnswer(ChannelError):
     """The kernel did not answer within the time given (it was interrupted)."""
 
 
+def _ipc_path(info: dict, port: str) -> str:
+    return f"{info['ip']}-{info[port]}"
+
+
 def _address(info: dict, port: str) -> str:
     if info["transport"] == "ipc":
-        return f"ipc://{info['ip']}-{info[port]}"
+        return f"ipc://{_ipc_path(info, port)}"
     return f"tcp://{info['ip']}:{info[port]}"
 
 
@@ -154,7 +158,7 @@ class Channel:
         """Listen on a socket of the grader's; have the agent connect to it and serve there."""
         self.served += 1
         if self.info["transport"] == "ipc":
-            path = f"{_address(self.info, 'shell_port').removeprefix('ipc://')}-grader-{self.served}"
+            path = f"{_ipc_path(self.info, 'shell_port')}-grader-{self.served}"
             listener, where = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), path
         else:
             listener, path = socket.socket(socket.AF_INET, socket.SOCK_STREAM), None
