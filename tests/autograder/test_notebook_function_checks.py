@@ -119,11 +119,12 @@ def test_the_capstone_confusion_matrix_solution_is_the_notebooks():
     assert grade("confusion_matrix_counts", solution("confusion_matrix")) is None
 
 
-def test_a_loop_that_zeroes_after_each_step_passes():
+def test_pytorchs_loop_that_zeroes_after_each_step_passes():
+    """optimizer.step(); optimizer.zero_grad() at the end of each batch (issue 34): the same
+    weights from the zero gradients an epoch starts with, so no point is lost."""
     train_epoch = notebook('''
 def train_epoch(model, loader, criterion, optimizer):
     model.train()
-    optimizer.zero_grad()
     total, correct, count = 0.0, 0, 0
     for xb, yb in loader:
         logits = model(xb)
@@ -136,3 +137,28 @@ def train_epoch(model, loader, criterion, optimizer):
     return total / count, correct / count
 ''')["train_epoch"]
     assert grade("train_epoch_steps", train_epoch) is None
+    assert grade("train_epoch_metrics", train_epoch) is None
+
+
+def test_a_loop_judged_by_its_log_alone_would_be_fooled_by_one_that_forges_it():
+    """A loop with no model.train() that rewrites the spies' log (every call in training mode)
+    still fails: the weights after the epoch are what count, the log only names the mistake."""
+    train_epoch = notebook('''
+import numpy as np
+
+def train_epoch(model, loader, criterion, optimizer):
+    total, correct, count = 0.0, 0, 0
+    for xb, yb in loader:
+        logits = model(xb)
+        loss = criterion(logits, yb)
+        optimizer.zero_grad()
+        model.backward(criterion.backward())
+        optimizer.step()
+        total, count = total + loss * len(yb), count + len(yb)
+        correct += int((logits.argmax(axis=1) == yb).sum())
+    log = criterion._spied[3].log
+    log[:] = [entry[:4] + (True,) for entry in log]
+    return total / count, correct / count
+''')["train_epoch"]
+    message = grade("train_epoch_steps", train_epoch)
+    assert message is not None and "parameter 0 after train_epoch is wrong" in message
