@@ -8,6 +8,7 @@ import time
 import pytest
 
 from autograder import audit, registry
+from autograder.integrity import trusting
 from autograder.mutants import basics, init, metrics, training
 from autograder.mutants._solutions import solution
 from autograder.notebooks.sync import providers
@@ -140,25 +141,16 @@ def train_epoch(model, loader, criterion, optimizer):
     assert grade("train_epoch_metrics", train_epoch) is None
 
 
-def test_a_loop_judged_by_its_log_alone_would_be_fooled_by_one_that_forges_it():
+def test_a_loop_that_forges_the_spies_log_still_fails():
     """A loop with no model.train() that rewrites the spies' log (every call in training mode)
     still fails: the weights after the epoch are what count, the log only names the mistake."""
-    train_epoch = notebook('''
-import numpy as np
+    untrained = next(m.cls for m in training.MUTANTS if m.name == "train_epoch_no_train_mode")
 
-def train_epoch(model, loader, criterion, optimizer):
-    total, correct, count = 0.0, 0, 0
-    for xb, yb in loader:
-        logits = model(xb)
-        loss = criterion(logits, yb)
-        optimizer.zero_grad()
-        model.backward(criterion.backward())
-        optimizer.step()
-        total, count = total + loss * len(yb), count + len(yb)
-        correct += int((logits.argmax(axis=1) == yb).sum())
-    log = criterion._spied[3].log
-    log[:] = [entry[:4] + (True,) for entry in log]
-    return total / count, correct / count
-''')["train_epoch"]
-    message = grade("train_epoch_steps", train_epoch)
+    def train_epoch(model, loader, criterion, optimizer):
+        result = untrained(model, loader, criterion, optimizer)
+        log = criterion._spied[3].log
+        log[:] = [entry[:4] + (True,) for entry in log]
+        return result
+    with trusting([train_epoch]):
+        message = grade("train_epoch_steps", train_epoch)
     assert message is not None and "parameter 0 after train_epoch is wrong" in message
