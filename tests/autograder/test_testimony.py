@@ -132,11 +132,8 @@ def test_a_check_that_reads_testimony_it_does_not_declare_is_a_grader_bug():
 @pytest.fixture(scope="module")
 def liar():
     with agent_kernel() as started:
-        client = started[0]
-        code = (f"OPS, LOGS, FORGED_WARNING = {testimony.OPS!r}, {testimony.LOGS!r}, "
-                f"{FORGED_WARNING!r}\n" + LIAR)
-        reply = client.execute_interactive(code, timeout=60)
-        assert reply["content"]["status"] == "ok", reply["content"]
+        _run(started, f"OPS, LOGS, FORGED_WARNING = {testimony.OPS!r}, {testimony.LOGS!r}, "
+                      f"{FORGED_WARNING!r}\n" + LIAR)
         yield started
 
 
@@ -168,9 +165,10 @@ def _lying(kernel, mode: str) -> None:
 
 @pytest.mark.parametrize("check", list(CHECKS.values()), ids=list(CHECKS))
 def test_a_lying_kernel_gets_the_honest_verdict_of_every_check(liar, caught, check):
+    _run(liar, "_LIE['served'].clear()")
     _lying(liar, "record")
     assert remote_failure(liar, check) is None
-    _run(liar, "_LIE_RECORDED(); _LIE['served'].clear()")
+    _run(liar, "_LIE_RECORDED()")
     for mutant in caught[check.name]:
         _lying(liar, "replay")
         assert remote_failure(liar, check, mutant) is not None, (
