@@ -303,7 +303,9 @@ class Agent:
 
     def op_warned(self, function, args: list, kwargs: dict) -> tuple:
         """``op_call``, and the RuntimeWarnings (numpy's overflow, division by zero, invalid
-        value) the call raised, as text: ``(value, ["RuntimeWarning: overflow ...", ...])``."""
+        value) the call raised, as text: ``(value, ["RuntimeWarning: overflow ...", ...])``.
+        The warnings, like ``op_modules`` and ``op_history``, are the kernel's testimony about
+        itself, which explains a failure and decides no point (``autograder.testimony``)."""
         return warned(function, *args, **kwargs)
 
     def op_getitem(self, obj, key):

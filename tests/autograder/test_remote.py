@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from autograder.audit_remote import agent_kernel
-from autograder.checks._calls import Script, expect_no_warnings, student_forward
+from autograder import testimony
+from autograder.checks._calls import Script, student_forward, warnings_explain
 from autograder.remote import agent, hidden
 from autograder.remote.channel import Channel, ChannelError
 from autograder.remote.errors import RemoteError
@@ -217,12 +218,19 @@ def test_a_forward_that_writes_into_its_input_is_seen(session):
 
 
 def test_floating_point_warnings_are_seen_whatever_the_notebook_set(session):
-    """The values are exact (1 / inf = 0), the overflow is reported, np.seterr or not."""
+    """The overflow of 1 / (1 + exp(1000)) is reported, np.seterr or not; it explains a failure
+    and fails nothing by itself."""
     forward = session.lookup("NaiveSigmoid")().forward
-    with pytest.raises(CheckFailure, match="raised RuntimeWarning: overflow encountered in exp"):
-        expect_no_warnings("NaiveSigmoid.forward", forward, np.array([-1000.0]), where="x", fix="")
-    assert expect_no_warnings("NaiveSigmoid.forward", forward, np.array([0.0]), where="x",
-                              fix="").tolist() == [0.5]
+    x = np.array([-1000.0])
+    assert testimony.warnings_of("forward", forward, x) == [
+        "RuntimeWarning: overflow encountered in exp"]
+    assert testimony.warnings_of("forward", forward, np.array([0.0])) == []
+    with warnings_explain(lambda: testimony.warnings_of("forward", forward, x), "be stable"):
+        pass
+    with pytest.raises(CheckFailure, match=r"wrong\n  On this input your code also raised "
+                                           "RuntimeWarning: overflow encountered in exp: be stable"):
+        with warnings_explain(lambda: testimony.warnings_of("forward", forward, x), "be stable"):
+            raise CheckFailure("wrong")
 
 
 def test_a_script_runs_in_one_request_and_stops_at_the_first_error(session):
