@@ -37,8 +37,13 @@ PROVIDED = ("06_sequential",)
 
 @functools.cache
 def _namespace(unit: str) -> dict[str, object]:
+    return _executed(unit, {})
+
+
+def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
     """The unit's solution (or, in ``PROVIDED`` units, read-only) cells that define its graded
-    functions, run in one namespace."""
+    functions, run in one namespace, then ``given`` put in it (what their code looks up when
+    called, e.g. the ``train_epoch`` that ``fit`` calls)."""
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
                                     **GLOBALS.get(unit, {})}
@@ -46,12 +51,24 @@ def _namespace(unit: str) -> dict[str, object]:
         if cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED) \
                 and defines.search(cell.source):
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
+    namespace.update(given)
     return namespace
+
+
+def _unit_of(name: str) -> str:
+    for unit, names in FUNCTIONS.items():
+        if name in names:
+            return unit
+    raise LookupError(f"no notebook solution named {name!r}")
 
 
 def solution(name: str) -> object:
     """The source notebook's solution of the function (or class) ``name``; LookupError if none."""
-    for unit, names in FUNCTIONS.items():
-        if name in names:
-            return _namespace(unit)[name]
-    raise LookupError(f"no notebook solution named {name!r}")
+    return _namespace(_unit_of(name))[name]
+
+
+def solution_with(name: str, **given: object) -> object:
+    """The solution of ``name`` from a fresh run of its unit's cells in which the names
+    ``given`` are replaced: ``solution_with("fit", train_epoch=buggy)`` is a ``fit`` that
+    calls ``buggy``, as a notebook's fit calls the notebook's own train_epoch."""
+    return _executed(_unit_of(name), given)[name]

@@ -101,6 +101,15 @@ class CrossEntropyLogOfClampedSoftmax(nn.CrossEntropyLoss):
         return self._reduce(-np.sum(self.q * np.log(self.probs + 1e-12), axis=1))
 
 
+class CrossEntropyOneHotColumns(nn.CrossEntropyLoss):
+    """onehot[:, target] = 1 sets whole columns: every row gets a 1 at every target class."""
+
+    def _smoothed_targets(self, target, n_classes, dtype):
+        onehot = np.zeros((len(target), n_classes), dtype=dtype)
+        onehot[:, target] = 1
+        return onehot
+
+
 class CrossEntropySoftmaxJacobianTwice(nn.CrossEntropyLoss):
     def backward(self):
         grad, s = super().backward(), self.probs
@@ -159,6 +168,8 @@ MUTANTS = [
            "log-sum-exp trick", "exp(z) without subtracting the max"),
     Mutant("cross_entropy_log_of_clamped_softmax", "CrossEntropyLoss",
            CrossEntropyLogOfClampedSoftmax, "log-softmax directly", "log(softmax(z) + 1e-12)"),
+    Mutant("cross_entropy_one_hot_columns", "CrossEntropyLoss", CrossEntropyOneHotColumns,
+           "sets whole columns", "onehot[:, y] = 1 instead of onehot[np.arange(N), y] = 1"),
     Mutant("cross_entropy_softmax_jacobian_twice", "CrossEntropyLoss",
            CrossEntropySoftmaxJacobianTwice, "Softmax Jacobian applied a second time",
            "Softmax backward applied to softmax(z) - onehot"),

@@ -113,6 +113,20 @@ class AdamEpsBeforeCorrection(_AdamWithDenominator):
         return (np.sqrt(v) + eps) / np.sqrt(correction)
 
 
+class AdamStateLost(optim.Adam):
+    """The moments are local variables, rebuilt from zeros at every step (the step count is
+    kept): step 1 is right, every later step is not."""
+
+    def _update(self, param, group, state):
+        grad = self._gradient(param, group)
+        beta1, beta2 = group["betas"]
+        t = state["step"] = state.get("step", 0) + 1
+        m = (1 - beta1) * grad
+        v = (1 - beta2) * grad * grad
+        denominator = np.sqrt(v / (1 - beta2**t)) + group["eps"]
+        param.data -= group["lr"] * m / (1 - beta1**t) / denominator
+
+
 class AdamL2AfterMoments(optim.Adam):
     def _gradient(self, param, group):
         return param.grad
@@ -169,6 +183,27 @@ class RMSpropEpsInsideSqrt(_RMSpropWithDenominator):
         return np.sqrt(mean_square + eps)
 
 
+class RMSpropCenteredMeanNotSquared(_RMSpropWithDenominator):
+    """centered=True subtracts the running mean of the gradient, not its square."""
+
+    def _update(self, param, group, state):
+        if not group["centered"]:
+            return super()._update(param, group, state)
+        grad = self._with_l2(param, group["weight_decay"])
+        alpha = group["alpha"]
+        square_avg = state.setdefault("square_avg", np.zeros_like(param.data))
+        grad_avg = state.setdefault("grad_avg", np.zeros_like(param.data))
+        square_avg[...] = alpha * square_avg + (1 - alpha) * grad * grad
+        grad_avg[...] = alpha * grad_avg + (1 - alpha) * grad
+        with np.errstate(invalid="ignore"):
+            update = grad / (np.sqrt(square_avg - grad_avg) + group["eps"])
+        if group["momentum"] > 0:
+            buf = state.setdefault("momentum_buffer", np.zeros_like(param.data))
+            buf[...] = group["momentum"] * buf + update
+            update = buf
+        param.data -= group["lr"] * update
+
+
 class RMSpropCenteredIgnored(optim.RMSprop):
     def _update(self, param, group, state):
         super()._update(param, {**group, "centered": False}, state)
@@ -201,6 +236,8 @@ MUTANTS = [
            "sqrt(v_hat + eps)"),
     Mutant("adam_eps_before_correction", "Adam", AdamEpsBeforeCorrection,
            "before the bias correction", "eps added to sqrt(v) before correcting v"),
+    Mutant("adam_state_lost", "Adam", AdamStateLost, "step 1 is right",
+           "m and v rebuilt from zeros at every step instead of kept in self.state"),
     Mutant("adam_l2_after_moments", "Adam", AdamL2AfterMoments, "after the moments",
            "Adam's L2 term added to the update instead of the gradient"),
     Mutant("adamw_decay_in_gradient", "AdamW", AdamWDecayInGradient, "Adam with L2",
@@ -211,6 +248,8 @@ MUTANTS = [
            "g / (s + eps)"),
     Mutant("rmsprop_eps_inside_sqrt", "RMSprop", RMSpropEpsInsideSqrt, "eps is inside",
            "g / sqrt(s + eps)"),
+    Mutant("rmsprop_centered_mean_not_squared", "RMSprop", RMSpropCenteredMeanNotSquared,
+           "negative variance", "centered: sqrt(s - g_avg) instead of sqrt(s - g_avg**2)"),
     Mutant("rmsprop_centered_ignored", "RMSprop", RMSpropCenteredIgnored,
            "centered=True is ignored", "centered flag accepted but not used"),
 ]
