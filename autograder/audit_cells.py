@@ -31,7 +31,6 @@ from autograder.notebooks.lint import BEGIN_HIDDEN, END_HIDDEN, HIDDEN_CALL, reg
 from autograder.notebooks.units import ROOT, minitorch, read, units
 from autograder.registry import CHECKS
 from minitorch_ref import optim
-from minitorch_ref.optim import lr_scheduler
 
 DEFINES = re.compile(r"^(?:class|def) (\w+)\b", re.MULTILINE)
 
@@ -42,8 +41,9 @@ def _subclass(reference: type) -> Callable[[object], type]:
     return lambda base: type(reference.__name__, (reference, base), {})
 
 
-def _calling(name: str, replaced: str) -> Callable[[object], object]:
-    """The notebook's ``name`` calling the mutant where it calls ``replaced``."""
+def _on(name: str, replaced: str) -> Callable[[object], object]:
+    """The notebook's own ``name`` (its solution cells) built on, or calling, the mutant
+    where it uses ``replaced``: its schedules subclass it, its fit calls it."""
     return lambda mutant: solution_with(name, **{replaced: mutant})
 
 
@@ -52,10 +52,10 @@ SCHEDULES = ("StepLR", "ExponentialLR", "LambdaLR", "LinearLR", "CosineAnnealing
 # target: {the notebook's graded code built on it: how to rebuild it on a mutant}
 BUILT_ON: dict[str, dict[str, Callable[[object], object]]] = {
     "Adam": {"AdamW": _subclass(optim.AdamW)},
-    "LRScheduler": {name: _subclass(getattr(lr_scheduler, name)) for name in SCHEDULES},
-    "train_epoch": {"fit": _calling("fit", "train_epoch")},
-    "evaluate": {"fit": _calling("fit", "evaluate")},
-    "Tensor": {"TensorMLP": _calling("TensorMLP", "Tensor")},
+    "LRScheduler": {name: _on(name, "LRScheduler") for name in SCHEDULES},
+    "train_epoch": {"fit": _on("fit", "train_epoch")},
+    "evaluate": {"fit": _on("fit", "evaluate")},
+    "Tensor": {"TensorMLP": _on("TensorMLP", "Tensor")},
 }
 
 

@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from minitorch_ref import nn
+from minitorch_ref.optim import lr_scheduler
 from minitorch_ref.autograd import Tensor
 from autograder.notebooks.sync import reference_code
 from autograder.notebooks.units import Unit, is_solution, read
@@ -23,13 +24,15 @@ from autograder.notebooks.units import Unit, is_solution, read
 FUNCTIONS = {
     "01_setup": ("affine", "standardize", "pairwise_sq_distances"),
     "06_sequential": ("GaussianNoise", "Standardize"),
-    "09_training": ("train_epoch", "evaluate", "fit"),
+    "09_training": ("train_epoch", "evaluate", "fit", "StepLR", "ExponentialLR", "LambdaLR",
+                    "LinearLR", "CosineAnnealingLR", "WarmupCosineLR"),
     "11_capstone": ("confusion_matrix",),
     "12_autograd": ("cross_entropy", "TensorMLP"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
                              "default_rng": np.random.default_rng},
+           "09_training": {"LRScheduler": lr_scheduler.LRScheduler},
            "12_autograd": {"Tensor": Tensor}}
 # Units whose classes above are given, read-only, rather than written by the student.
 PROVIDED = ("06_sequential",)
@@ -42,11 +45,12 @@ def _namespace(unit: str) -> dict[str, object]:
 
 def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
     """The unit's solution (or, in ``PROVIDED`` units, read-only) cells that define its graded
-    functions, run in one namespace, then ``given`` put in it (what their code looks up when
-    called, e.g. the ``train_epoch`` that ``fit`` calls)."""
+    functions, run in one namespace holding ``given`` (a base class they subclass), which
+    stays there (what their code looks up when called, e.g. the ``train_epoch`` that ``fit``
+    calls, over the cells' own)."""
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
-                                    **GLOBALS.get(unit, {})}
+                                    **GLOBALS.get(unit, {}), **given}
     for cell in read(Unit(unit).source).cells:
         if cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED) \
                 and defines.search(cell.source):

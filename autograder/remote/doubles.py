@@ -125,6 +125,15 @@ def halving(base: type) -> type:
     return Halving
 
 
+def still(base: type) -> type:
+    """A subclass of a student's schedule whose step() does nothing: built, it holds its
+    settings, so that its lr_at can be called without the student's step() running."""
+    class Still(base):
+        def step(self):
+            pass
+    return Still
+
+
 SCHEDULES = {"0.95 ** epoch": lambda e: 0.95**e, "1 / (1 + epoch)": lambda e: 1 / (1 + e),
              "min(1, (epoch + 1) / 5)": lambda e: min(1.0, (e + 1) / 5)}
 
@@ -354,5 +363,5 @@ def namespace(fields: dict) -> SimpleNamespace:
 
 
 DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
-           "index_dataset": IndexDataset, "halving": halving, "lambda": Lambda,
+           "index_dataset": IndexDataset, "halving": halving, "still": still, "lambda": Lambda,
            "training": Training, "linear": LinearWeights, "namespace": namespace}
