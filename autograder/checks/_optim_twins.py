@@ -27,9 +27,9 @@ import numpy as np
 from autograder.checks._calls import Script, attribute, item
 from autograder.integrity import check_instance
 from autograder.sandbox import call
-from course.testing._trusted import asarray, ndarray
+from course.testing._trusted import ndarray
 from course.testing.compare import as_array, expect_close
-from course.testing.diagnose import Signature, close, when
+from course.testing.diagnose import Signature, close, close_or_nan, when
 from course.testing.failure import CheckFailure, expect
 from minitorch_ref import nn
 from minitorch_ref import optim as ref
@@ -175,18 +175,8 @@ class Mistake:
         def matches(got, expected):
             with np.errstate(all="ignore"):
                 predicted = self.predict(step)
-            return predicted is not None and _same_nans_and_close(got, predicted)
+            return predicted is not None and close_or_nan(got, predicted)
         return when(self.name, matches, self.message)
-
-
-def _same_nans_and_close(got: np.ndarray, predicted: np.ndarray) -> bool:
-    """``got`` is NaN exactly where a mistake predicts NaN (a square root of a negative
-    number), and close to the prediction elsewhere."""
-    got, predicted = asarray(got, dtype=float), asarray(predicted, dtype=float)
-    if got.shape != predicted.shape or not ((got != got) == (predicted != predicted)).all():
-        return False
-    number = predicted == predicted
-    return close(got[number], predicted[number])
 
 
 def _generic(step: Step) -> tuple[Signature, ...]:
