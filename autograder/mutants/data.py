@@ -115,12 +115,13 @@ def random_split_unchecked(dataset, lengths, rng=None):
 def random_split_overlapping(dataset, lengths, rng=None):
     """Each subset draws its own sample of indices, so subsets overlap."""
     rng = resolve_rng(rng)
-    return [data.Subset(dataset, rng.permutation(len(dataset))[:k]) for k in lengths]
+    counts = _split_lengths(lengths, len(dataset))
+    return [data.Subset(dataset, rng.permutation(len(dataset))[:k]) for k in counts]
 
 
 def random_split_in_order(dataset, lengths, rng=None):
     """Consecutive pieces of the dataset, never shuffled."""
-    bounds = np.cumsum([0] + list(lengths))
+    bounds = np.cumsum([0] + _split_lengths(lengths, len(dataset)))
     return [data.Subset(dataset, np.arange(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
