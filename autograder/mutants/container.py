@@ -207,11 +207,25 @@ MUTANTS = [
     Mutant("sequential_forward_return_in_loop", "Sequential", ForwardReturnInLoop,
            "`return` inside the loop", "forward returns the first layer's output"),
     Mutant("sequential_parameters_own_only", "Sequential", ParametersOwnOnly,
-           "parameters of its children", "parameters() ignores the children"),
+           "parameters of its children", "parameters() ignores the children",
+           also=(
+                 ('sequential_grads',
+                  "grads() goes through parameters(): when it lists none of the children's "
+                  'parameters there are none to judge it on'),
+                 ('sequential_zero_grad',
+                  'zero_grad() goes through parameters(): when it lists none of the '
+                  "children's parameters none is reset"),)),
     Mutant("sequential_grads_reversed", "Sequential", GradsReversed,
            "same order as parameters()", "grads() in reverse order"),
     Mutant("sequential_names_without_index", "Sequential", NamesWithoutIndex, "the child's index",
-           "named_parameters() without the child's index"),
+           "named_parameters() without the child's index",
+           also=(
+                 ('sequential_state_dict',
+                  "names without the child's index collide ('weight' for every layer): a "
+                  "state dict keyed by them keeps one layer's parameters"),
+                 ('sequential_state_dict_buffers',
+                  "names without the child's index collide: a state dict keyed by them keeps "
+                  "one layer's parameters"),)),
     Mutant("sequential_named_parameters_sorted", "Sequential", NamedParametersSorted,
            "in the order they were assigned", "bias before weight within each layer"),
     Mutant("sequential_named_modules_breadth_first", "Sequential", NamedModulesBreadthFirst,
@@ -231,7 +245,11 @@ MUTANTS = [
     Mutant("sequential_load_nothing_when_not_strict", "Sequential", LoadNothingWhenNotStrict,
            "the common keys are still copied", "strict=False loads nothing"),
     Mutant("sequential_state_dict_references", "Sequential", StateDictReferences, "no copies",
-           "state_dict() returns the parameters' own arrays"),
+           "state_dict() returns the parameters' own arrays",
+           also=(
+                 ('sequential_state_dict_buffers',
+                  'the mistake is made for the buffers too: state_dict() returns their own '
+                  'arrays as well'),)),
     Mutant("sequential_setattr_keeps_registration", "Sequential", SetattrKeepsRegistration,
            "must first remove the name", "__setattr__ does not pop a reassigned name"),
     Mutant("sequential_state_dict_shares_buffers", "Sequential", StateDictSharesBuffers,

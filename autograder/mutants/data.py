@@ -127,7 +127,11 @@ def random_split_in_order(dataset, lengths, rng=None):
 
 MUTANTS = [
     Mutant("dataloader_drops_partial_batch", "DataLoader", DropsPartialBatch,
-           "the last, smaller batch is missing", "n // batch_size batches with drop_last=False"),
+           "the last, smaller batch is missing", "n // batch_size batches with drop_last=False",
+           also=(
+                 ('dataloader_drop_last',
+                  'for 4 samples in batches of 10 the loader yields nothing, so '
+                  "drop_last=True has nothing of the student's own to be compared with"),)),
     Mutant("dataloader_len_rounds_down", "DataLoader", LenRoundsDown, "len() rounds down",
            "__len__ uses n // batch_size, iteration is right"),
     Mutant("dataloader_shuffles_once", "DataLoader", ShufflesOnce, "same order every epoch",

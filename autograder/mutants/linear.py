@@ -100,7 +100,11 @@ class InitBoundOneOverIn(nn.Linear):
 
 MUTANTS = [
     Mutant("linear_weight_grad_transposed", "Linear", WeightGradTransposed, "transposed",
-           "dL/dW = grad_output.T @ x"),
+           "dL/dW = grad_output.T @ x",
+           also=(
+                 ('linear_grad_accumulates',
+                  'a transposed dL/dW has the wrong shape, which += cannot add into: the '
+                  'mutant assigns it (=), which does not accumulate'),)),
     Mutant("linear_weight_grad_reshaped", "Linear", WeightGradReshaped, "reshape",
            "dL/dW = (grad_output.T @ x).reshape(W.shape)"),
     Mutant("linear_grad_averaged_again", "Linear", GradAveragedAgain, "averaged over the batch",

@@ -202,9 +202,15 @@ MUTANTS = [
     Mutant("dropout_not_scaled", "Dropout", DropoutNotScaled, "not scaled by 1/(1-p)",
            "kept values are x, not x / (1 - p)"),
     Mutant("dropout_scaled_by_p", "Dropout", DropoutScaledByP, "divided by p instead",
-           "kept values are x / p"),
+           "kept values are x / p",
+           also=(
+                 ('dropout_p_zero',
+                  'p = 0 is where a scale of 1/p divides by zero'),)),
     Mutant("dropout_p_keeps", "Dropout", DropoutPKeeps, "probability of keeping",
-           "p used as the keep probability"),
+           "p used as the keep probability",
+           also=(
+                 ('dropout_p_zero',
+                  'keeping each entry with probability p keeps nothing at p = 0'),)),
     Mutant("dropout_active_in_eval", "Dropout", DropoutActiveInEval, "still active in eval mode",
            "forward ignores self.training"),
     Mutant("dropout_backward_fresh_mask", "Dropout", DropoutBackwardFreshMask, "new mask",
