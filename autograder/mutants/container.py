@@ -262,7 +262,7 @@ MUTANTS = [
     Mutant("sequential_load_replaces_parameters", "Sequential", LoadReplacesParameters,
            "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
     Mutant("sequential_state_dict_stale_buffers", "Sequential", StateDictStaleBuffers,
-           "when it was registered", "state_dict() saves the buffers' values at registration"),
+           "was registered with", "state_dict() saves the buffers' values at registration"),
     Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
            "print(model) does not show the layers"),
     Mutant("sequential_repr_extra_left_out", "Sequential", ReprExtraLeftOutWithChildren,
