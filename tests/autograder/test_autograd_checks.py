@@ -224,7 +224,7 @@ BROKEN = [
     pytest.param("tensor_arithmetic", '''
 def backward(self, grad=None):
     raise ValueError("not yet")
-''', ["c.backward(G) for c = a + b raised ValueError: not yet", "your backward()"],
+''', ["c.backward(G) for c = a + b raised ValueError: not yet", "your Tensor.backward()"],
                  id="backward_that_raises_names_the_students_line"),
     pytest.param("tensor_elementwise_functions", '''
 def exp(self):

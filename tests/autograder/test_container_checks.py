@@ -123,7 +123,7 @@ def backward(self, grad_output):
 ''')
     message = grade_with("sequential_backward", Sequential=sequential)
     assert "Sequential.backward raised ValueError" in message
-    assert "your backward(): self.weight.grad += self.x.T @ grad_output" in message  # in Linear
+    assert "your Linear.backward(): self.weight.grad += self.x.T @ grad_output" in message
     assert "runs in forward order" in message
 
 
