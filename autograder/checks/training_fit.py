@@ -79,7 +79,8 @@ def _stand_in_mistake(history: dict, numbers: Numbers, tested: bool) -> str:
                 "evaluate(model, X_test, y_test, criterion) with test_data = (X_test, y_test).")
     if tested and _same(history, numbers.history(False, tested, trained=0), "test_loss"):
         return ("\n  Likely mistake: evaluate ran before the epoch's training: evaluate on "
-                "test_data after train_epoch, so that the history holds the epoch's result.")
+                "test_data after the epoch's training (after train_epoch), so that the history "
+                "holds the epoch's result.")
     return ""
 
 
