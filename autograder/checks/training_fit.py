@@ -22,7 +22,7 @@ from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import expect_close
 from course.testing.diagnose import close
-from course.testing.failure import CheckFailure, expect, fail
+from course.testing.failure import CheckFailure, expect
 
 EPOCHS = 3
 

@@ -20,7 +20,6 @@ import operator
 import signal
 import socket
 import time
-import traceback
 import warnings
 
 import numpy as np
