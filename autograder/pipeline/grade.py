@@ -28,6 +28,11 @@ from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.job import Job, Limits, Material, Result
 
 
+# A result's status, other than "graded": what the run's summary says of it
+FLAGGED = {"failed": "could not grade, scored 0",
+           "stopped": "stopped at the job's time budget, scored on what finished"}
+
+
 class GradingError(RuntimeError):
     """The run cannot start (an assignment never generated, an unreachable cluster, ...)."""
 
@@ -51,9 +56,11 @@ class Summary:
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
                 f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
                 f"{len(self.flagged)} flagged for review")
-        if self.flagged:
-            text += " (could not grade, scored 0): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.flagged)
+        for status, why in FLAGGED.items():
+            names = [f"{r.outcome.student}/{r.outcome.assignment}" for r in self.flagged
+                     if r.status == status]
+            if names:
+                text += f" ({why}): {', '.join(names)}"
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
@@ -79,11 +86,12 @@ def _install(files: dict[str, bytes], destination: Path) -> None:
 
 def pending(course: Course, assignments: list[str], students: list[str] | None,
             force: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Submissions to grade, and those skipped because they are unchanged since grading."""
+    """Submissions to grade, and those skipped because they are unchanged since grading (a
+    submission stopped at its time budget too: grading it again would take as long)."""
     todo, skipped = [], []
     for student, assignment in course.submissions(assignments, students):
         record = course.record(student, assignment)
-        unchanged = (record.get("status") == "graded"
+        unchanged = (record.get("status") in ("graded", "stopped")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
     return todo, skipped

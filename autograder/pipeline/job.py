@@ -39,8 +39,9 @@ from nbgrader.utils import capture_log
 from sqlalchemy.exc import SAWarning
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.pipeline import fingerprint, gradebook, job_gradebook, kernelspec, sanitize
+from autograder.pipeline import budget, fingerprint, gradebook, job_gradebook, kernelspec, sanitize
 from autograder.pipeline.course import RECORD
+from autograder.pipeline.execute import BUDGET_ERROR
 from autograder.pipeline.station import Station
 
 GiB = 1 << 30
@@ -72,7 +73,7 @@ class Limits:
     file_bytes: int = 100 << 20
     disk_bytes: int = 512 << 20     # the sandbox's two tmpfs mounts together (working folder, /scratch)
     cpu_seconds: int = 1800
-    job_seconds: int = 1200
+    job_seconds: int | None = None  # None: the unit's budget (autograder.pipeline.budget)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class Result:
 
     outcome: gradebook.Outcome
     notes: list[str] = field(default_factory=list)
-    status: str = "graded"          # or "failed": nbgrader produced no graded notebook
+    status: str = "graded"   # "failed": nbgrader produced no graded notebook; "stopped": at its time budget
     seconds: float = 0.0
     files: dict[str, bytes] = field(default_factory=dict)   # for autograded/<student>/<assignment>/
     worker: str = ""
@@ -147,6 +148,15 @@ def _config(root: Path, db: Path, limits: Limits) -> str:
     )
 
 
+def _budget_config(ends: float, seconds: float, record: Path | None) -> str:
+    """The lines of the job's configuration that keep it to its time budget of ``seconds``,
+    which ends at ``ends`` on the monotonic clock, and find its kernel (``record``: the
+    sandbox's record, None if unsandboxed)."""
+    return (f"c.Execute.job_deadline = {ends!r}\n"
+            f"c.Execute.job_seconds = {seconds!r}\n"
+            f"c.Execute.sandbox_record = {str(record or '')!r}\n")
+
+
 def _write_files(files: dict[str, bytes], folder: Path) -> None:
     """Write a submission's files under ``folder`` (paths that would leave it are refused)."""
     for name, data in files.items():
@@ -184,12 +194,12 @@ def _autograde(root: Path, student: str, assignment: str) -> tuple[bool, str]:
     return bool(outcome["success"]), outcome.get("log", "") + outcome.get("error", "")
 
 
-def _timeouts(path: Path) -> list[str]:
-    """The cells of a graded notebook that were stopped at the time limit."""
+def _stopped_cells(path: Path, errors: tuple[str, ...]) -> list[str]:
+    """The cells of a graded notebook with an error output named in ``errors``."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return [cell["metadata"].get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
             for cell in cells if cell["cell_type"] == "code"
-            and any(o.get("ename") in TIMEOUT_ERRORS for o in cell["outputs"])]
+            and any(o.get("ename") in errors for o in cell["outputs"])]
 
 
 def annotate(path: Path, notes: list[str]) -> None:
@@ -284,14 +294,34 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     shared = station.shared(Path(material.course), material.sandbox)
     env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox),
            **kernelspec.THREADS}
-    with _process_state(env), station.deadline(folder, material.limits.job_seconds) as deadline:
+    seconds = budget.seconds(job.assignment, material.limits)
+    ends = started + seconds - budget.FINISH_SECONDS
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write(_budget_config(ends, seconds, kernelspec.sandbox_record(folder)
+                                    if material.sandbox else None))
+    with _process_state(env), station.deadline(folder, ends - time.monotonic()) as deadline:
         success, _ = _autograde(root, job.student, job.assignment)
-    failure = (f"grading took longer than {material.limits.job_seconds} s and was stopped"
-               if deadline.passed else None if success else "nbgrader autograde failed")
+    failure = (None if success else f"its time budget of {seconds:g} s ran out"
+               if deadline.passed else "nbgrader autograde failed")
     result = _collect(job, material, root, station.gradebook, failure, notes, started)
     if material.keep:
         shutil.copyfile(station.gradebook, root / "gradebook.db")
     return result
+
+
+def _note_stops(path: Path, notes: list[str], result: Result) -> None:
+    """Notes on the cells of the graded notebook ``path`` that were stopped: at the cell time
+    limit, or at the job's time budget (then the result is "stopped", flagged for review)."""
+    budget_cells = _stopped_cells(path, (BUDGET_ERROR,))
+    timed_out = [cell for cell in _stopped_cells(path, TIMEOUT_ERRORS) if cell not in budget_cells]
+    if timed_out:
+        notes.append(f"Cells stopped at the time limit: {', '.join(timed_out)}. What they "
+                     "had defined before that was graded.")
+    if budget_cells:
+        result.status = "stopped"
+        notes.append(f"Stopped at the job's time budget: the cells from {budget_cells[0]} on "
+                     "did not finish and score zero; what finished before was graded. An "
+                     "instructor will look at this submission.")
 
 
 def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | None,
@@ -303,10 +333,7 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
     for name in material.notebooks[job.assignment]:
         path = graded / f"{name}.ipynb"
         if failure is None and path.exists():
-            stopped = _timeouts(path)
-            if stopped:
-                notes.append(f"Cells stopped at the time limit: {', '.join(stopped)}. What they "
-                             "had defined before that was graded.")
+            _note_stops(path, notes, result)
         else:
             result.status = "failed"
             notes.append(_could_not(failure or "no output"))
@@ -315,7 +342,7 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
         result.outcome = gradebook.read(db, job.student, job.assignment)
     except Exception:  # noqa: BLE001 - no submission recorded: nbgrader failed before grading
         result.status = "failed"
-    result.outcome.review = result.status == "failed"
+    result.outcome.review = result.status != "graded"
     for name in material.notebooks[job.assignment]:
         annotate(graded / f"{name}.ipynb", notes)
     for path in graded.iterdir():

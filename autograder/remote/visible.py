@@ -20,8 +20,10 @@ from autograder.remote.channel import Channel
 from autograder.remote.hidden import failure_output
 from course.testing.failure import CheckFailure
 
+# The CPU seconds the kernel has used so far, read from outside it (kernel_cpu.KernelCPU)
+CPU = Callable[[], float]
 # grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
-VERDICTS: dict[str, tuple[Callable[[Channel], object], Callable[[object], None]]] = {
+VERDICTS: dict[str, tuple[Callable[[Channel, CPU], object], Callable[[object], None]]] = {
     "grade-budget": (capstone.graded_run, capstone.budget),
     "grade-accuracy": (capstone.graded_run, capstone.accuracy),
 }
@@ -29,16 +31,18 @@ KEPT = {"stream", "display_data"}
 
 
 class Verdicts:
-    """The visible graded cells of one notebook: each run done once, each cell judged on it."""
+    """The visible graded cells of one notebook: each run done once, each cell judged on it;
+    ``cpu`` reads the notebook's kernel's CPU time."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: CPU) -> None:
+        self.cpu = cpu
         self.runs: dict[Callable, object] = {}
 
     def judge(self, channel: Channel, grade_id: str) -> list[NotebookNode]:
         """The outputs the grader adds to cell ``grade_id``: none if it passes, else one error."""
         run_of, verdict = VERDICTS[grade_id]
         if run_of not in self.runs:
-            self.runs[run_of] = run_of(channel)
+            self.runs[run_of] = run_of(channel, self.cpu)
         try:
             verdict(self.runs[run_of])
         except CheckFailure as failure:
