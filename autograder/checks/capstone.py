@@ -31,7 +31,7 @@ from autograder.sandbox import TimeLimitExceeded, call
 from course.datasets import load_mnist
 from course.testing.failure import CheckFailure, expect, fail
 
-TIME_BUDGET = 20.0    # CPU seconds for build_model(), train(), eval() and predicting, as the notebook says
+TIME_BUDGET = 20.0    # CPU seconds: build_model, train, eval and predicting (as the notebook says)
 TRAINING_LIMIT = 3 * TIME_BUDGET   # past it the run is stopped (computing or waiting)
 HISTORY_KEYS = {"train_loss", "train_acc", "test_loss", "test_acc"}
 BUDGET_ACCURACY, FULL_ACCURACY = 0.85, 0.90

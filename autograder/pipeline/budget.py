@@ -13,8 +13,8 @@ each job gets a budget on the clock, ``seconds(unit, limits)``:
   (load average 10), so it is already what a busy worker needs: unit 04 took 8.7 s there,
   2.5 s on a quiet machine. ``python -m autograder.pipeline.budget COURSE STUDENT`` prints
   the table from a graded course;
-- at least ``FLOOR_SECONDS``: a cell stopped at the course's 30 s limit and a check at its own
-  still leave time for the rest of the notebook;
+- at least ``FLOOR_SECONDS``: a cell stopped at the course's 30 s limit and a check at its
+  own 20 s still leave time for the rest of the notebook;
 - plus what a unit's rules allow beyond its reference (``ALLOWED_SECONDS``): unit 11's graded
   run may use 20 s of CPU time and is stopped at 60 s on the clock, where its reference's
   training takes one;
@@ -35,7 +35,7 @@ from autograder.checks.capstone import TRAINING_LIMIT
 from autograder.pipeline.course import RECORD
 
 FACTOR = 5
-FLOOR_SECONDS = 60.0
+FLOOR_SECONDS = 90.0
 UNMEASURED_SECONDS = 1200.0
 FINISH_SECONDS = 5.0
 # The seconds each unit's reference job took (median of three, 2026-11-27, see above)
