@@ -48,10 +48,11 @@ class Run:
     accuracy: float = math.nan      # on the grader's held-out images
 
 
-def graded_run(channel: Channel, cpu: Callable[[], float]) -> Run:
+def graded_run(channel: Channel, cpu: Callable[[], float], wall: float = math.inf) -> Run:
     """Train the kernel's ``build_model()`` with its ``train()``, from outside: the run.
-    ``cpu()`` reads the kernel's CPU seconds so far (``kernel_cpu.KernelCPU``)."""
-    session = Session(channel, TRAINING_LIMIT, TRAINING_LIMIT + 10.0)
+    ``cpu()`` reads the kernel's CPU seconds so far (``kernel_cpu.KernelCPU``); the run waits
+    ``wall`` seconds at most (less than its own limit when the job's time runs out)."""
+    session = Session(channel, TRAINING_LIMIT, min(TRAINING_LIMIT + 10.0, wall))
     try:
         return _train(session, cpu)
     except CheckFailure as failure:

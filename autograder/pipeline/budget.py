@@ -23,7 +23,8 @@ each job gets a budget on the clock, ``seconds(unit, limits)``:
 
 Past the budget the job's kernel is killed, what finished is graded (the cells that did not
 score zero, ``autograder.pipeline.execute``) and the submission is flagged for review; the
-last ``FINISH_SECONDS`` of the budget are kept for that, so the job ends within it.
+last ``FINISH_SECONDS`` of the budget are kept for that (no check waits past the kill), so the
+job ends within it.
 """
 from __future__ import annotations
 
@@ -33,11 +34,14 @@ from pathlib import Path
 
 from autograder.checks.capstone import TRAINING_LIMIT
 from autograder.pipeline.course import RECORD
+from autograder.remote.channel import GRACE_SECONDS
 
 FACTOR = 5
 FLOOR_SECONDS = 90.0
 UNMEASURED_SECONDS = 1200.0
-FINISH_SECONDS = 5.0
+# After the kernel is killed: a check's wait may still end with the channel's grace for an
+# interrupted kernel (5 s); then nbgrader scores and the job collects (a second or two).
+FINISH_SECONDS = GRACE_SECONDS + 5.0
 # The seconds each unit's reference job took (median of three, 2026-11-27, see above)
 REFERENCE_SECONDS = {
     "01_setup": 4.2, "02_gradients": 4.9, "03_module_linear": 9.3, "04_activations": 8.7,

@@ -15,13 +15,15 @@ outputs are dropped with one note. Error outputs always pass (they decide a cell
 that cap lives in the student's process, where it can be undone.
 
 And it keeps to the job's time budget (``job_deadline``, on the monotonic clock; the job
-kills the kernel then, which ends any wait for it within a second): a cell that had not
+kills the kernel then, which ends a cell's wait within a second, and no check or graded run
+waits past it): a cell that had not
 finished by then, and every cell after it, gets one ``BUDGET_ERROR`` output, so a graded cell
 that did not finish scores zero and the job can say why. Unit 11's graded run reads the
 kernel's CPU time from outside it (``autograder.pipeline.kernel_cpu``).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -185,6 +187,11 @@ class Execute(NbgraderExecute):
     def _out_of_time(self) -> bool:
         return bool(self.job_deadline) and monotonic() >= self.job_deadline
 
+    def _left(self) -> float:
+        """The seconds left of the job's budget: what a check or a graded run may wait (a
+        killed kernel does not close the shell socket on which a check's first wait lies)."""
+        return self.job_deadline - monotonic() if self.job_deadline else math.inf
+
     def _stopped(self, cell, outputs: list):
         """``cell`` with ``outputs`` and the note that the job's time budget stopped it."""
         message = OUT_OF_TIME.format(self.job_seconds)
@@ -199,14 +206,14 @@ class Execute(NbgraderExecute):
         call = hidden.parse(cell.source) if cell.cell_type == "code" else None
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if call is None and grade_id in visible.VERDICTS:
-            verdict = self._verdicts.judge(self._agent(), grade_id)
+            verdict = self._verdicts.judge(self._agent(), grade_id, self._left())
             await self._drain_iopub()
             cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)
-        cell.outputs = hidden.grade(self._agent(), *call)
+        cell.outputs = hidden.grade(self._agent(), *call, wall=self._left())
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed
         await self._drain_iopub()

@@ -23,7 +23,7 @@ from course.testing.failure import CheckFailure
 # The CPU seconds the kernel has used so far, read from outside it (kernel_cpu.KernelCPU)
 CPU = Callable[[], float]
 # grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
-VERDICTS: dict[str, tuple[Callable[[Channel, CPU], object], Callable[[object], None]]] = {
+VERDICTS: dict[str, tuple[Callable[[Channel, CPU, float], object], Callable[[object], None]]] = {
     "grade-budget": (capstone.graded_run, capstone.budget),
     "grade-accuracy": (capstone.graded_run, capstone.accuracy),
 }
@@ -38,11 +38,12 @@ class Verdicts:
         self.cpu = cpu
         self.runs: dict[Callable, object] = {}
 
-    def judge(self, channel: Channel, grade_id: str) -> list[NotebookNode]:
-        """The outputs the grader adds to cell ``grade_id``: none if it passes, else one error."""
+    def judge(self, channel: Channel, grade_id: str, wall: float) -> list[NotebookNode]:
+        """The outputs the grader adds to cell ``grade_id``: none if it passes, else one error.
+        A run not done yet waits ``wall`` seconds at most."""
         run_of, verdict = VERDICTS[grade_id]
         if run_of not in self.runs:
-            self.runs[run_of] = run_of(channel, self.cpu)
+            self.runs[run_of] = run_of(channel, self.cpu, wall)
         try:
             verdict(self.runs[run_of])
         except CheckFailure as failure:
