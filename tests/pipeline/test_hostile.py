@@ -157,7 +157,7 @@ def test_a_slow_submission_holds_its_worker_no_longer_than_its_budget(attacked):
     assert f"stopped at the job's time budget, scored on what finished): {attack.name}/" \
         f"{attack.unit}" in str(summary)
     assert any("Stopped at the job's time budget" in note for note in result.notes)
-    assert "JobTimeBudget" in _outputs(root, attack.name, attack.unit)
+    assert "used up its time budget of" in _outputs(root, attack.name, attack.unit)
 
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
