@@ -8,6 +8,7 @@ from typing import Callable
 
 from autograder import integrity
 from course.testing.failure import CheckFailure
+from autograder.remote import blame
 from autograder.remote.proxy import Remote
 from autograder.sandbox import time_limit
 
@@ -32,7 +33,9 @@ def check(function: Callable) -> Callable:
     The parameters are named after the classes they take (``Linear``,
     ``Sequential``…), which tells the mutation audit what a check grades. The
     runner first refuses forbidden submissions, then runs the check under a time
-    limit, and re-raises any failure with a short traceback that shows no check code.
+    limit, and re-raises any failure with a short traceback that shows no check code. An
+    exception of the check's own making (``autograder.remote.blame``) is raised as a
+    ``GraderFault`` instead: it must cost the student nothing.
     """
     signature = inspect.signature(function)
     targets = tuple(signature.parameters)
@@ -52,6 +55,10 @@ def check(function: Callable) -> Callable:
         except CheckFailure as failure:
             message = str(failure)
         except Exception as error:  # noqa: BLE001 - e.g. a student object broke an attribute
+            fault = blame.fault(error, {cls._session for cls in bound.arguments.values()
+                                        if isinstance(cls, Remote)})
+            if fault is not None:   # the check's own failure, not the student's
+                raise fault from error
             message = f"Your code could not be graded: {type(error).__name__}: {error}"
         else:
             return
