@@ -356,34 +356,30 @@ def test_a_reply_nested_deeper_than_the_limit_is_refused_before_it_is_parsed():
     assert agent.nesting(json.dumps({"a": '"[[', "b": [[1], [{"c": [2]}]]}).encode()) == 5
 
 
-# A submission that patches json.dumps in its kernel, which the agent uses for its replies:
-# every reply becomes a list nested 200,000 levels deep.
-DEEP_REPLIES = '''
+# The agent in the kernel, patched to answer every request with a list 200,000 levels deep.
+DEEP_AGENT = """
 import json
-_real_dumps = json.dumps
 
-def _deep(value, *args, **kwargs):
-    text = _real_dumps(value, *args, **kwargs)
-    if isinstance(value, dict) and ("ok" in value or "error" in value):
-        head = {key: item for key, item in value.items() if key not in ("ok", "error")}
-        return _real_dumps({**head, "ok": None}, *args, **kwargs).replace(
-            '"ok": null', '"ok": ' + "[" * 200_000 + "]" * 200_000)
-    return text
+def _deep(message, _handle=_minitorch_grader_agent.handle):
+    number = json.loads(message[4:4 + int.from_bytes(message[:4], 'big')])['id']
+    head = b'{"frames": [], "id": %d, "ok": ' % number + b'[' * 200_000 + b']' * 200_000 + b'}'
+    return len(head).to_bytes(4, 'big') + head
 
-json.dumps = _deep
-'''
+_minitorch_grader_agent.handle = _deep
+"""
 
 
 def test_a_kernel_that_answers_200000_levels_deep_fails_that_check_only():
     """The cell fails with a message (scored zero: the kernel's doing); the grader raises
     nothing, and the kernel runs cells and answers checks again once its agent answers
     properly."""
-    with agent_kernel(DEEP_REPLIES) as (client, channel):
+    with agent_kernel() as (client, channel):
+        assert client.execute_interactive(DEEP_AGENT, timeout=10)["content"]["status"] == "ok"
         outputs = hidden.grade(channel, "linear_forward", ["Linear"])
         assert [o.ename for o in outputs] == ["CheckFailure"]
         assert "Your kernel did not answer the grader" in outputs[0].evalue
         assert "nested more than 100 levels deep" in outputs[0].evalue
-        reply = client.execute_interactive("json.dumps = _real_dumps\nx = 3", timeout=10)
+        reply = client.execute_interactive("del _minitorch_grader_agent.handle\nx = 3", timeout=10)
         assert reply["content"]["status"] == "ok"
         after = Session(channel, cpu_seconds=2.0, wall_seconds=6.0)
         assert after.send("lookup", "x") == 3
