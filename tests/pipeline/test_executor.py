@@ -26,6 +26,7 @@ from distributed import Client
 from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
+from autograder.pipeline import feedback
 from autograder.pipeline.demo.scenario import TIMESTAMP, make_course
 from autograder.pipeline.course import Course
 from autograder.pipeline.grade import GradingError, grade, pending
@@ -250,6 +251,9 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, tmp_
     sockets = nbformat.read(str(course / "autograded" / "fault-socket" / UNIT / f"{UNIT}.ipynb"), 4)
     assert "the grader could not listen" in sockets.cells[0].source + str(sockets.cells)
     assert (_reported(course, "fault-socket"), _reported(course, "fault-check")) == (4, 1)
+    feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
+    page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
+    assert "not your code" in page and "no score until an instructor grades it" in page
     todo, skipped = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
                             force=False)
     assert sorted(todo) == [("fault-check", UNIT), ("fault-socket", UNIT)]   # graded again next run
