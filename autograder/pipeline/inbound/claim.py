@@ -4,8 +4,9 @@
 the same time into ``timestamp.txt``; a student can write any name and any time, with
 ``--student=bob`` or by hand. A claim is believed only when its names are safe
 (``autograder.pipeline.names``), its time can be read and is not in the future (beyond
-``CLOCK_SKEW``), and, where students have their own OS accounts, the folder is owned by the
-student it names.
+``CLOCK_SKEW``), ``timestamp.txt`` says the same and nothing in the folder changed long after
+it, and, where students have their own OS accounts, the folder is owned by the student it
+names.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pwd
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from nbgrader.utils import parse_utc
 
@@ -23,6 +25,9 @@ from autograder.pipeline import names
 CLOCK_SKEW = timedelta(minutes=5)
 # What a time may hold before dateutil sees it: no '/', so a time zone is never read as a file.
 STAMP = re.compile(r"[0-9A-Za-z :.,+_-]{1,64}")
+# How long ``nbgrader submit`` may take between the time it stamps and its last write.
+HANDING_IN = timedelta(minutes=10)
+STAMP_FILE = "timestamp.txt"
 
 
 class Refused(Exception):
@@ -72,6 +77,39 @@ def when(stamp: str, where: str, clock: datetime) -> datetime:
                       f"(the collector's clock says {clock:%Y-%m-%d %H:%M:%S} UTC; "
                       f"{CLOCK_SKEW.seconds // 60} minutes of difference are allowed)")
     return time
+
+
+def stamped(path: Path, where: str, clock: datetime) -> datetime:
+    """The time in the file ``path``, a copy in the instructor's own folder (``when``)."""
+    try:
+        with path.open("rb") as stamp:
+            text = stamp.read(128).decode("utf-8").strip()
+    except FileNotFoundError:
+        raise Refused(f"it has no {STAMP_FILE} (nbgrader submit always writes one)") from None
+    except UnicodeDecodeError:
+        raise Refused(f"{where} is not text") from None
+    return when(text, where, clock)
+
+
+def check_written(found: Claim, written: datetime, latest_change: float | None) -> None:
+    """``Refused`` unless the time ``written`` in timestamp.txt is the one in the folder's
+    name and nothing in the folder changed (``latest_change``, the newest ``st_ctime``, which
+    a student cannot set back; None: not checked) more than ``HANDING_IN`` after it."""
+    if written != found.time:
+        raise Refused(f"its {STAMP_FILE} says {written:%Y-%m-%d %H:%M:%S} but its name "
+                      f"{found.time:%Y-%m-%d %H:%M:%S} (UTC)")
+    if latest_change is None:
+        return
+    changed = datetime.fromtimestamp(latest_change, timezone.utc).replace(tzinfo=None)
+    if changed > found.time + HANDING_IN:
+        raise Refused(f"it changed at {changed:%Y-%m-%d %H:%M:%S}, {_duration(changed - found.time)}"
+                      f" after the time it claims ({found.time:%Y-%m-%d %H:%M:%S} UTC): edited "
+                      "after it was handed in, or backdated")
+
+
+def _duration(span: timedelta) -> str:
+    minutes = int(span.total_seconds() // 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
 def account(student: str) -> int | None:

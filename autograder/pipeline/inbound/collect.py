@@ -13,7 +13,7 @@ cannot be believed is refused and named in one line of the summary at the end:
   checked;
 - its contents: links, devices, FIFOs, files of other owners (``nofollow``);
 - its ``timestamp.txt``: missing, unreadable, in the future, or not the time in the name;
-  and anything in the folder changed more than ``HANDING_IN`` after the time it claims
+  and anything in the folder changed more than ``claim.HANDING_IN`` after the time it claims
   (``st_ctime``, which a student cannot set back): a submission edited after it was handed
   in, or backdated.
 
@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -39,9 +39,6 @@ from autograder.pipeline.inbound import claim as claims
 from autograder.pipeline.inbound import nofollow
 from autograder.pipeline.inbound.claim import Claim, Refused
 
-# How long ``nbgrader submit`` may take between the time it stamps and its last write.
-HANDING_IN = timedelta(minutes=10)
-STAMP_FILE = "timestamp.txt"
 NAMES_SHOWN = 10
 
 
@@ -97,18 +94,18 @@ class SafeCollect(ExchangeCollect):
     def _claims(self, folders: list[str]) -> list[Claim]:
         """The believable names among ``folders`` that are this assignment's (nbgrader's
         pattern, ``*+<assignment>+*``) and the student's asked for; the others refused."""
-        assignment = self.coursedir.assignment_id
+        assignment, wanted = self.coursedir.assignment_id, self.coursedir.student_id or "*"
         found = []
         for folder in sorted(folders):
-            if f"+{assignment}+" not in folder:
+            if f"+{assignment}+" not in folder or \
+                    not fnmatch.fnmatchcase(folder.split("+")[0], wanted):
                 continue
             try:
                 named = claims.claim(folder, self.clock)
             except Refused as why:
                 self._refuse(folder, why)
                 continue
-            if named.assignment == assignment and \
-                    fnmatch.fnmatchcase(named.student, self.coursedir.student_id or "*"):
+            if named.assignment == assignment:
                 found.append(named)
         return found
 
@@ -160,22 +157,12 @@ class SafeCollect(ExchangeCollect):
         """The time of the submission collected already; None (so that any believable one
         replaces it) when it has none, or one that cannot be believed."""
         try:
-            return self._stamped(destination / STAMP_FILE, "the collected timestamp.txt")
+            return claims.stamped(destination / claims.STAMP_FILE, "the collected timestamp.txt",
+                                  self.clock)
         except Refused as why:
             self.log.warning("The collected submission of %s will be replaced by the newest "
                              "one that can be believed: %s", student, why)
             return None
-
-    def _stamped(self, path: Path, where: str) -> datetime:
-        """The time in the file ``path`` (a copy in the instructor's own folder)."""
-        try:
-            with path.open("rb") as stamp:
-                text = stamp.read(128).decode("utf-8").strip()
-        except FileNotFoundError:
-            raise Refused(f"it has no {STAMP_FILE} (nbgrader submit always writes one)") from None
-        except UnicodeDecodeError:
-            raise Refused(f"{where} is not text") from None
-        return claims.when(text, where, self.clock)
 
     def _take(self, inbound: int, candidate: Claim, destination: Path) -> list[str]:
         """Copy ``candidate``'s folder in place of ``destination`` if it can be believed;
@@ -222,18 +209,9 @@ class SafeCollect(ExchangeCollect):
                               self.coursedir.max_dir_size * kilobytes)
 
     def _check_times(self, copy: Path, candidate: Claim, latest_change: float) -> None:
-        """``Refused`` unless timestamp.txt holds the time in the name and nothing changed
-        long after it."""
-        written = self._stamped(copy / STAMP_FILE, STAMP_FILE)
-        if written != candidate.time:
-            raise Refused(f"its {STAMP_FILE} says {written:%Y-%m-%d %H:%M:%S} but its name "
-                          f"{candidate.time:%Y-%m-%d %H:%M:%S} (UTC)")
-        changed = datetime.fromtimestamp(latest_change, timezone.utc).replace(tzinfo=None)
-        if self.check_changes and changed > candidate.time + HANDING_IN:
-            raise Refused(f"it changed at {changed:%Y-%m-%d %H:%M:%S}, "
-                          f"{_duration(changed - candidate.time)} after the time it claims "
-                          f"({candidate.time:%Y-%m-%d %H:%M:%S} UTC): edited after it was "
-                          "handed in, or backdated")
+        """``Refused`` unless the copy's timestamp.txt can be believed (``claim.check_written``)."""
+        written = claims.stamped(copy / claims.STAMP_FILE, claims.STAMP_FILE, self.clock)
+        claims.check_written(candidate, written, latest_change if self.check_changes else None)
 
     def _share(self, copy: Path) -> None:
         """With ``CourseDirectory.groupshared``, what is collected is the group's too, as
@@ -266,7 +244,3 @@ def _listed(students: list[str]) -> str:
     more = len(students) - NAMES_SHOWN
     return f"{len(students)} student(s) ({shown}{f' and {more} more' if more > 0 else ''})"
 
-
-def _duration(span: timedelta) -> str:
-    minutes = int(span.total_seconds() // 60)
-    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
