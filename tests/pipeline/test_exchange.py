@@ -389,3 +389,29 @@ def test_formgraders_collect_button_refuses_too(course):
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["success"] and "is in the future" in _refusal(result["log"], forged)
     assert course.submitted("alice").is_dir() and not course.submitted("bob").exists()
+
+
+def test_times_that_slipped_past_collect_are_not_believed_at_grade_time(generated, tmp_path):
+    """Submissions collected before collect checked times: nbgrader's autograde failed on an
+    unreadable timestamp.txt (the solution scored 0, flagged) and recorded 2099 as it stood.
+    Feedback is still released (release_feedback needs each submission's timestamp.txt)."""
+    root = tmp_path / "course"
+    shutil.copytree(generated, root)
+    for student, stamp in (("garbage", "garbage"), ("forged", FORGED)):
+        folder = root / "submitted" / student / UNIT
+        folder.mkdir(parents=True)
+        shutil.copy(root / "source" / UNIT / f"{UNIT}.ipynb", folder)
+        (folder / "timestamp.txt").write_text(stamp)
+        (folder / "submission_secret.txt").write_text(f"{student}-secret")
+    summary = grade(root, [UNIT], workers=1, limits=Limits(cell_timeout=30), progress=False)
+    results = {r.outcome.student: r for r in summary.results}
+    assert all(r.status == "graded" and r.outcome.timestamp is None for r in results.values())
+    assert all(sum(results[s].outcome.scores[UNIT].values()) == 10 for s in results)
+    assert "Graded without a hand-in time: the time in timestamp.txt, 'garbage', cannot be " \
+           "read." in results["garbage"].notes
+    assert any("2099-01-01 00:00:00 UTC, is in the future" in note
+               for note in results["forged"].notes)
+    feedback.generate(root, [UNIT], workers=1)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir(mode=0o777)
+    nbgrader(root, "release_feedback", UNIT, f"--Exchange.root={exchange}")

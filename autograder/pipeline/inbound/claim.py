@@ -91,6 +91,24 @@ def stamped(path: Path, where: str, clock: datetime) -> datetime:
     return when(text, where, clock)
 
 
+def believed_at_grading(folder: Path, clock: datetime) -> list[str]:
+    """What slipped past collect (collected before it checked times, or copied in by hand),
+    at grade time: a ``timestamp.txt`` in the job's copy of a submitted ``folder`` that cannot
+    be believed is emptied, so the submission is graded without a hand-in time (nbgrader's
+    autograde fails on an unreadable one and records a future one as it stands; it reads an
+    empty one as none, and release_feedback, which needs the file, still finds it); the
+    note says why."""
+    path = folder / STAMP_FILE
+    if not path.is_file() or not path.read_bytes().strip():
+        return []
+    try:
+        stamped(path, STAMP_FILE, clock)
+    except Refused as why:
+        path.write_bytes(b"")
+        return [f"Graded without a hand-in time: {why}."]
+    return []
+
+
 def check_written(found: Claim, written: datetime, latest_change: float | None) -> None:
     """``Refused`` unless the time ``written`` in timestamp.txt is the one in the folder's
     name and nothing in the folder changed (``latest_change``, the newest ``st_ctime``, which
