@@ -41,6 +41,10 @@ from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402
 # made on first use with the modes nbgrader needs (autograder/pipeline/exchange.py).
 c.CourseDirectory.course_id = exchange.course_id()
 c.Exchange.root = str(exchange.root(ROOT))
+# Collect (the command and Formgrader's button) refuses what a student could forge: another
+# student's name or account, a time in the future, links, devices, unsafe names
+# (autograder/pipeline/inbound/).
+c.ExchangeFactory.collect = "autograder.pipeline.inbound.collect.SafeCollect"
 
 # Formgrader's Autograde button would grade inside the instructor's Jupyter server, unsandboxed:
 # there it refuses and names our grader (autograder/pipeline/unsandboxed.py).

@@ -41,6 +41,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.pipeline import fingerprint, flags, gradebook, job_gradebook, kernelspec, sanitize
 from autograder.pipeline.course import RECORD
+from autograder.pipeline.inbound import claim
 from autograder.pipeline.station import Station
 
 GiB = 1 << 30
@@ -287,7 +288,7 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     job_gradebook.replace(station.gradebook, material.template)
     (root / "course_config.py").write_text(material.config)
     (root / "nbgrader_config.py").write_text(_config(root, station.gradebook, material.limits))
-    notes = []
+    notes = claim.believed_at_grading(submitted, claim.now())
     for name in notebooks:
         release = folder / "release" / f"{name}.ipynb"
         release.parent.mkdir(parents=True, exist_ok=True)
