@@ -25,7 +25,7 @@ from urllib.parse import quote
 import nbformat
 import pytest
 import xss
-from browser import free_port, launch, missing_browser, require, wait_until_up
+from browser import free_port, launch, missing_browser, require, stop, wait_until_up
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import feedback, manual, report
@@ -106,12 +106,7 @@ def server(course, tmp_path_factory):
         wait_until_up(f"http://127.0.0.1:{port}/api/status?token={token}", process, "jupyter-lab")
         yield f"http://127.0.0.1:{port}", token, log
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _submission_ids(root: Path) -> dict[str, str]:
