@@ -4,7 +4,7 @@ A Jupyter server extension (``jpserver_extensions = {"autograder.pipeline.csp": 
 ``hub/instructor/jupyter_server_config.json``, which ``make lab`` and the hub's instructor
 server read). Every response gets, besides Jupyter's own policy (``frame-ancestors``)::
 
-    script-src 'self' 'unsafe-hashes' <hashes>; object-src 'none'; base-uri 'self'
+    script-src 'self' ['unsafe-eval'] 'unsafe-hashes' <hashes>; object-src 'none'; base-uri 'self'
 
 so a page runs the scripts its server sends as files and nothing else: no ``<script>``
 element a student's HTML slipped into a page, no ``onerror=`` attribute, no ``javascript:``
@@ -24,7 +24,9 @@ What the pages need (measured in Chromium with nbgrader 0.9.6 and JupyterLab 4):
   of another shape, and a template's own script comes before any student content. The
   templates' fixed event handlers are allowed by hash ('unsafe-hashes' admits only those).
 - JupyterLab loads its bundles from ``/static`` ('self'); its one inline script (removing the
-  token from the address) is allowed as above.
+  token from the address) is allowed as above. It compiles its settings' JSON schemas into
+  functions (ajv), so outside ``/formgrader`` the policy adds 'unsafe-eval': the page's own
+  code may evaluate strings, which admits no injected element, handler or link.
 - Not allowed, so not shown: MathJax from cdnjs, which Formgrader's submission view and
   nbgrader's feedback pages load (math shows as TeX source there; on a machine without the
   internet it never loaded anyway), and nbconvert's widget manager from unpkg.
@@ -126,6 +128,8 @@ def transform(policy: Policy) -> type[OutputTransform]:
             self.request = request
 
         def transform_first_chunk(self, status_code, headers, chunk, finishing):
+            if status_code == 304:   # the browser keeps the policy it got with the same page
+                return status_code, headers, chunk
             page = None
             if finishing and headers.get("Content-Type", "").startswith("text/html"):
                 page = chunk.decode("utf-8", errors="replace")

@@ -56,3 +56,21 @@ def test_only_the_templates_fixed_event_handlers_are_allowed(policy):
 def test_jupyterlab_may_evaluate_strings_formgrader_may_not(policy):
     assert _sources(policy.header("/user/instructor/lab", None))[:2] == ["'self'", "'unsafe-eval'"]
     assert "'unsafe-eval'" not in policy.header("/user/instructor/formgrader/gradebook", None)
+
+
+def _respond(policy, status: int, body: bytes) -> list[str]:
+    from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
+    line = RequestStartLine("GET", "/formgrader/manage_assignments", "HTTP/1.1")
+    request = HTTPServerRequest(start_line=line, headers=HTTPHeaders({"Host": "127.0.0.1"}))
+    transform = csp.transform(policy)(request)
+    headers = HTTPHeaders({"Content-Type": "text/html; charset=UTF-8"})
+    transform.transform_first_chunk(status, headers, body, True)
+    return headers.get_list("Content-Security-Policy")
+
+
+def test_a_page_gets_its_hashes_and_a_304_keeps_the_policy_the_browser_has(policy):
+    """A reload answered 304 (tornado's Etag) must not replace the cached page's policy by
+    one without its hashes: Formgrader's page then stalled at "Loading, please wait"."""
+    [header] = _respond(policy, 200, HEAD.encode())
+    assert csp.digest('\nvar base_url = "/user/instructor";\n') in _sources(header)
+    assert _respond(policy, 304, b"") == []
