@@ -42,6 +42,7 @@ import re
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_path
+from tornado.httputil import HTTPHeaders, HTTPServerRequest
 from tornado.web import OutputTransform
 
 SCRIPT = re.compile(r"<script\b(?P<attributes>[^>]*)>(?P<body>.*?)</script\s*>",
@@ -123,11 +124,12 @@ def transform(policy: Policy) -> type[OutputTransform]:
     """A tornado output transform that adds ``policy`` to every response."""
 
     class ContentSecurityPolicy(OutputTransform):
-        def __init__(self, request) -> None:
+        def __init__(self, request: HTTPServerRequest) -> None:
             super().__init__(request)
             self.request = request
 
-        def transform_first_chunk(self, status_code, headers, chunk, finishing):
+        def transform_first_chunk(self, status_code: int, headers: HTTPHeaders, chunk: bytes,
+                                  finishing: bool) -> tuple[int, HTTPHeaders, bytes]:
             if status_code == 304:   # the browser keeps the policy it got with the same page
                 return status_code, headers, chunk
             page = None
