@@ -3,7 +3,8 @@
 One scratch course of unit 11, graded by ``python -m autograder grade``'s code: ada hands in an
 honest reflection (math, a table) with the reference solution; mallory (``xss``) one script
 per vector in her reflection, her own markdown cells and her outputs; a third student's id is
-an ``<img onerror>``. After the reflections are marked by hand (8 and 5), the instructor's
+an ``<img onerror>``; eve's graded notebook is replaced by the vectors as grading left them
+before ``inert`` (nothing cleaned). After the reflections are marked by hand (8 and 5), the instructor's
 JupyterLab, with Formgrader and the course's server configuration (``hub/instructor``, as
 ``make lab`` loads it), is opened in Chromium: Manual Grading, both submission views (the
 link clicked), the student and submission pages, mallory's notebook in JupyterLab, her
