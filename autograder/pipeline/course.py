@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.notebooks.units import units
+from autograder.pipeline import names
 
 REPO = Path(__file__).resolve().parents[2]   # where the autograder package lives
 RECORD = ".grading.json"
@@ -63,6 +64,20 @@ class Course:
                 if folder.is_dir() and (students is None or student in students):
                     found.append((student, assignment))
         return found
+
+    def unsafe(self, student: str, assignment: str) -> str | None:
+        """Why a submitted folder may not be graded (its student id or a file name in it would
+        carry HTML or a path into the gradebook and the instructor's pages), or None."""
+        why = names.problem(student, "student id")
+        if why:
+            return f"{why} ({assignment})"
+        folder = self.submitted(student, assignment)
+        for path in regular_files(folder):
+            for part in path.relative_to(folder).parts:
+                why = names.problem(part, "file name")
+                if why:
+                    return f"{why} (submitted/{student}/{assignment})"
+        return None
 
     def record(self, student: str, assignment: str) -> dict:
         """What the pipeline recorded when it last graded this submission ({} if never)."""

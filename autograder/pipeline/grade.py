@@ -24,8 +24,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, fingerprint, gradebook
-from autograder.pipeline.course import Course, digest, read_files, regular_files
+from autograder.pipeline import bwrap, fingerprint, gradebook, inert, names
+from autograder.pipeline.course import RECORD, Course, digest, read_files, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
@@ -44,6 +44,7 @@ class Summary:
     sandbox: bool = True
     interrupted: bool = False
     newcomers: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[Result]:
@@ -75,6 +76,9 @@ class Summary:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.refused:
+            text += (f"; REFUSED {len(self.refused)} submission(s) with unsafe names (not graded, "
+                     f"not added to the gradebook): {'; '.join(self.refused)}")
         if self.newcomers:
             text += ("; graded and added to the gradebook, but not on its student list before: "
                      f"{', '.join(self.newcomers)} (a typo, or a late enrolment? "
@@ -95,28 +99,36 @@ def _unscored_text(flag: Flag, results: list[Result]) -> str:
                                                  for who, ids in cells.items()))
 
 
-def _install(files: dict[str, bytes], destination: Path) -> None:
-    """Replace ``autograded/<student>/<assignment>`` by a result's graded notebooks and record."""
+def _install(files: dict[str, bytes], destination: Path, trusted: set[str]) -> None:
+    """Replace ``autograded/<student>/<assignment>`` by a result's graded notebooks and record,
+    each notebook made inert first (``inert.clean_file``; ``trusted``: the instructor's cell
+    sources, kept as written)."""
     incoming = destination.parent / f".{destination.name}.incoming"
     shutil.rmtree(incoming, ignore_errors=True)
     incoming.mkdir(parents=True)
     for name, data in files.items():
-        if Path(name).name == name and name not in ("", ".", ".."):
-            (incoming / name).write_bytes(data)
+        if names.is_safe(name) or name == RECORD:
+            inert_data = inert.clean_file(data, trusted) if name.endswith(".ipynb") else data
+            (incoming / name).write_bytes(inert_data)
     shutil.rmtree(destination, ignore_errors=True)
     incoming.rename(destination)
 
 
-def pending(course: Course, assignments: list[str], students: list[str] | None,
-            force: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Submissions to grade, and those skipped because they are unchanged since grading."""
-    todo, skipped = [], []
+def pending(course: Course, assignments: list[str], students: list[str] | None, force: bool
+            ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """Submissions to grade, those skipped because they are unchanged since grading, and why
+    each submission whose names are unsafe is refused (``Course.unsafe``)."""
+    todo, skipped, refused = [], [], []
     for student, assignment in course.submissions(assignments, students):
+        why = course.unsafe(student, assignment)
+        if why:
+            refused.append(why)
+            continue
         record = course.record(student, assignment)
         unchanged = (record.get("status") == "graded" and not record.get("unscored")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
-    return todo, skipped
+    return todo, skipped, refused
 
 
 def longest_first(course: Course, todo: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -188,9 +200,10 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     unreleased = [a for a in chosen if not course.release(a).is_dir()]
     if unreleased:
         raise GradingError(f"no release folder for {', '.join(unreleased)}: generate it first.")
-    todo, skipped = pending(course, chosen, students, force)
+    todo, skipped, refused = pending(course, chosen, students, force)
     todo = longest_first(course, todo)
-    summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo))
+    summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo),
+                      refused=refused)
     try:
         with Executor(scheduler, workers) as executor:
             summary.where = executor.where
@@ -209,12 +222,15 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
                shared: Material, summary: Summary, progress: bool) -> None:
     """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
     what was merged and cancels the rest."""
+    trusted: dict[str, set[str]] = {}
     with Gradebook(course.db_url) as gb:
         try:
             for result in executor.results(jobs, total, shared, progress):
+                student, assignment = result.outcome.student, result.outcome.assignment
                 gradebook.merge(gb, result.outcome)
-                _install(result.files, course.autograded(result.outcome.student,
-                                                         result.outcome.assignment))
+                if assignment not in trusted:
+                    trusted[assignment] = inert.instructor_sources(course.release(assignment))
+                _install(result.files, course.autograded(student, assignment), trusted[assignment])
                 summary.results.append(result)
         except KeyboardInterrupt:
             summary.interrupted = True
