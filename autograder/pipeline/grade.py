@@ -25,7 +25,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import bwrap, fingerprint, gradebook, inert, names
-from autograder.pipeline.course import RECORD, Course, digest, read_files, regular_files
+from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
@@ -179,7 +179,8 @@ def _jobs(course: Course, todo: list[tuple[str, str]],
         folder = course.submitted(student, assignment)
         releases = {name: (course.release(assignment) / f"{name}.ipynb").read_bytes()
                     for name in notebooks[assignment]}
-        yield Job(student, assignment, read_files(folder), releases, digest(folder))
+        files, notes = course.handed_in(student, assignment)
+        yield Job(student, assignment, files, releases, digest(folder), tuple(notes))
 
 
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,

@@ -99,6 +99,7 @@ class Job:
     files: dict[str, bytes]
     releases: dict[str, bytes]               # notebook name: the release notebook
     digest: str                              # course.digest of the submitted folder
+    notes: tuple[str, ...] = ()              # the ledger's notes for the student (Course.handed_in)
 
 
 @dataclass
@@ -288,7 +289,7 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     job_gradebook.replace(station.gradebook, material.template)
     (root / "course_config.py").write_text(material.config)
     (root / "nbgrader_config.py").write_text(_config(root, station.gradebook, material.limits))
-    notes = claim.believed_at_grading(submitted, claim.now())
+    notes = list(job.notes) + claim.believed_at_grading(submitted, claim.now())
     for name in notebooks:
         release = folder / "release" / f"{name}.ipynb"
         release.parent.mkdir(parents=True, exist_ok=True)

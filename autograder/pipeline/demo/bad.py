@@ -98,7 +98,7 @@ def _extra(ctx: Context, folder: Path) -> None:
 
 
 def _renamed(ctx: Context, folder: Path) -> None:
-    _write(ctx.source, folder, f"{UNIT}-Copy1")
+    _write(ctx.source, folder, f"{UNIT} (1)")
 
 
 def _corrupted(ctx: Context, folder: Path) -> None:
@@ -160,7 +160,7 @@ CASES = (
     BadCase("writes-outside", "deletes the gradebook and source/, writes to /tmp, runs rm -rf", _attack),
     BadCase("empty-folder", "a submission folder without a notebook", _empty, "all"),
     BadCase("extra-notebooks", "the notebook plus a copy of the release and an empty notebook", _extra),
-    BadCase("renamed-notebook", "the notebook saved as '03_module_linear-Copy1.ipynb'", _renamed),
+    BadCase("renamed-notebook", "the notebook saved as '03_module_linear (1).ipynb'", _renamed),
     BadCase("corrupted-json", "the notebook file cut in half", _corrupted, "all"),
     BadCase("nbformat-v3", "the notebook saved by nbformat 3", _v3),
 )
