@@ -17,8 +17,10 @@ the local cluster and its dashboard listen on 127.0.0.1 only.
   ``Result`` as it arrives, with a progress bar.
 - A worker that dies (a submission that crashes its process, the machine's memory
   killer, a node lost) takes its job with it: Dask runs the job again elsewhere, and
-  after ``RETRIES`` deaths (the scheduler's ``allowed-failures``) gives up on it,
-  which becomes a result scored zero and flagged for review. The class goes on.
+  after ``RETRIES`` deaths (the scheduler's ``allowed-failures``) gives up on it. That job,
+  like one whose grading code raised, is the grader's failure, not the student's: its result
+  leaves every cell without a score, flagged ``needs review: grader fault``
+  (``job.lost``). The class goes on.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from distributed import Client, KilledWorker, LocalCluster, as_completed
 from tqdm import tqdm
 
 from autograder.pipeline import fingerprint, tls
-from autograder.pipeline.job import Job, Material, MismatchError, Result, failed, run
+from autograder.pipeline.job import Job, Material, MismatchError, Result, lost, run
 
 RETRIES = 2             # a job's worker may die this often before the job is given up
 CONNECT_SECONDS = 5
@@ -173,7 +175,7 @@ def _connect(address: str, tls_files: tls.TLSFiles | None, insecure: bool) -> Cl
 
 
 def _result(future, job: Job, material: Material) -> Result:
-    """The job's result; a job that could not run at all becomes a failed one."""
+    """The job's result; a job that could not run at all becomes a lost one (no score)."""
     if future.status == "finished":
         return future.result()
     try:
@@ -183,8 +185,8 @@ def _result(future, job: Job, material: Material) -> Result:
     if isinstance(error, MismatchError):
         raise ExecutorError(str(error)) from error
     if isinstance(error, KilledWorker):
-        reason = (f"its grading worker died {RETRIES + 1} times while running it: it may crash "
-                  "the Python process (os._exit, a segfault) or exhaust the machine's memory")
+        reason = (f"its grading worker died {RETRIES + 1} times while running it: the machine's "
+                  "memory, a lost node, or a crash of the worker's process")
     else:
         reason = f"the grader failed: {type(error).__name__}: {error}"
-    return failed(job, material.notebooks[job.assignment], reason, material.sandbox)
+    return lost(job, material.notebooks[job.assignment], reason, material.sandbox)

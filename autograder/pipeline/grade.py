@@ -8,7 +8,9 @@ arrives. Stopping the run (Ctrl-C, a crash) loses at most the jobs in flight: a
 submission whose files have not changed since it was last graded is skipped (``force``
 regrades it), so running the command again grades only what is left. Manual grades and
 comments are never touched. A job that fails still gets a score (zero, flagged for
-review) and a graded notebook, so feedback can be generated for everyone.
+review) and a graded notebook, so feedback can be generated for everyone; a cell, or a
+whole job, that the grader itself failed on gets no score and waits for an instructor
+(``autograder.pipeline.flags``), and is graded again by the next run.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import bwrap, fingerprint, gradebook
 from autograder.pipeline.course import Course, digest, read_files, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
+from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
 from autograder.pipeline.tls import TLSFiles
 
@@ -44,17 +47,31 @@ class Summary:
     newcomers: list[str] = field(default_factory=list)
 
     @property
+    def failed(self) -> list[Result]:
+        """Submissions that could not be graded (not through the grader's fault): scored 0,
+        every cell flagged for review."""
+        return [r for r in self.results if r.status != "graded" and not r.outcome.unscored]
+
+    @property
+    def unscored(self) -> list[Result]:
+        """Submissions with cells left without a score (``flags``: the grader failed there)."""
+        return [r for r in self.results if r.outcome.unscored]
+
+    @property
     def flagged(self) -> list[Result]:
-        return [r for r in self.results if r.status != "graded"]
+        """Every submission an instructor must look at."""
+        return self.failed + self.unscored
 
     def __str__(self) -> str:
         rate = len(self.results) / self.seconds if self.seconds else 0.0
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
                 f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
                 f"{len(self.flagged)} flagged for review")
-        if self.flagged:
+        if self.failed:
             text += " (could not grade, scored 0): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.flagged)
+                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed)
+        for flag in Flag:
+            text += _unscored_text(flag, self.unscored)
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
@@ -64,6 +81,19 @@ class Summary:
                      f"{', '.join(self.newcomers)} (a typo, or a late enrolment? "
                      "`nbgrader db student list`)")
         return text
+
+
+def _unscored_text(flag: Flag, results: list[Result]) -> str:
+    """``; N cell(s) of M submission(s) without a score, needs review: FLAG: who (cells)``."""
+    cells = {f"{r.outcome.student}/{r.outcome.assignment}": [
+        grade_id for notebook in r.outcome.unscored.values()
+        for grade_id, why in notebook.items() if why.flag is flag] for r in results}
+    cells = {who: ids for who, ids in cells.items() if ids}
+    if not cells:
+        return ""
+    return (f"; {sum(map(len, cells.values()))} cell(s) of {len(cells)} submission(s) without a "
+            f"score, {flag.label}: " + ", ".join(f"{who} ({', '.join(ids)})"
+                                                 for who, ids in cells.items()))
 
 
 def _install(files: dict[str, bytes], destination: Path) -> None:
@@ -84,7 +114,7 @@ def pending(course: Course, assignments: list[str], students: list[str] | None,
     todo, skipped = [], []
     for student, assignment in course.submissions(assignments, students):
         record = course.record(student, assignment)
-        unchanged = (record.get("status") == "graded"
+        unchanged = (record.get("status") == "graded" and not record.get("unscored")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
     return todo, skipped

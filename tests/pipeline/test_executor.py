@@ -21,10 +21,14 @@ import nbformat
 import psutil
 import pytest
 from distributed import Client
+from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.pipeline.grade import GradingError, grade
+from autograder.pipeline import feedback
+from autograder.pipeline.course import Course
+from autograder.pipeline.grade import GradingError, grade, pending
 from autograder.pipeline.job import Limits
+from autograder.pipeline.report import write_report
 from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in, scratch_course,
                              tls_options, total)
 
@@ -37,6 +41,20 @@ KILL_PARENT = ("import os, signal\n"
 @pytest.fixture(scope="module")
 def course(tmp_path_factory, isolated_jupyter) -> Path:
     return scratch_course(tmp_path_factory.mktemp("executor"))
+
+
+def cell_grades(root: Path, student: str) -> dict[str, tuple[float | None, bool]]:
+    """Each grade cell's ``(auto_score, needs_manual_grade)`` for ``student``."""
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return {grade.name: (grade.auto_score, grade.needs_manual_grade)
+                for grade in gb.find_submission_notebook(UNIT, UNIT, student).grades}
+
+
+def _reported(root: Path, student: str) -> int:
+    """How many of ``student``'s cells the class report lists as waiting for an instructor."""
+    page = write_report(root).read_text()
+    section = page.split("Cells without a score")[1].split("<h2>")[0]
+    return section.count(f"<tr><td>{student}</td><td>{UNIT}</td>")
 
 
 def submissions_per_student(root: Path) -> dict[str, int]:
@@ -100,7 +118,10 @@ def test_a_worker_killed_mid_run_loses_no_grade(course, credentials, tmp_path):
     assert all(counts[s] == 1 for s in students)
 
 
-def test_a_submission_that_kills_its_worker_is_flagged_not_retried_forever(course):
+def test_a_job_lost_beyond_its_retries_leaves_every_cell_to_an_instructor(course):
+    """A worker that dies three times under one job: the grader lost it, so no cell is
+    scored (nbgrader's "needs manual grade"), the summary counts them, the class report lists
+    them, and the next run grades it again."""
     hand_in(course, "poison", "source", KILL_PARENT)
     hand_in(course, "bystander", "source")
     started = time.monotonic()
@@ -109,18 +130,60 @@ def test_a_submission_that_kills_its_worker_is_flagged_not_retried_forever(cours
     results = {r.outcome.student: r for r in summary.results}
     assert time.monotonic() - started < 240
     assert results["bystander"].status == "graded" and total(course, "bystander") == 10
-    assert results["poison"].status == "failed" and total(course, "poison") == 0
+    assert results["poison"].status == "failed"
     assert "its grading worker died 3 times" in results["poison"].notes[0]
+    assert set(cell_grades(course, "poison").values()) == {(None, True)}     # 4 cells, no score
+    assert f"4 cell(s) of 1 submission(s) without a score, needs review: grader fault: poison/{UNIT}" \
+        in str(summary)
     record = json.loads((course / "autograded" / "poison" / UNIT / ".grading.json").read_text())
-    assert record["status"] == "failed"
+    assert record["status"] == "failed" and len(record["unscored"][UNIT]) == 4
     graded = nbformat.read(str(course / "autograded" / "poison" / UNIT / f"{UNIT}.ipynb"), 4)
-    assert "worker died" in graded.cells[0].source
-    with sqlite3.connect(course / "gradebook.db") as db:
-        flags = db.execute("SELECT COUNT(*) FROM grade g JOIN submitted_notebook n ON "
-                           "g.notebook_id = n.id JOIN submitted_assignment a ON "
-                           "n.assignment_id = a.id WHERE a.student_id = 'poison' AND "
-                           "g.needs_manual_grade = 0").fetchone()[0]
-    assert flags == 0                                  # every cell flagged for review
+    assert "worker died" in graded.cells[0].source and "no fault of your code" in graded.cells[0].source
+    assert _reported(course, "poison") == 4
+    assert ("poison", UNIT) in pending(Course(course), [UNIT], ["poison"], force=False)[0]
+
+
+def test_the_graders_own_failures_leave_their_cells_without_a_score(course, credentials, tmp_path):
+    """A check whose socket the grader cannot bind, a check with a bug of its own
+    (``grader_faults.py``, preloaded in the worker): those cells get no score and the flag;
+    the other cells, and the other student, are graded as usual, whatever marks that
+    student's notebook carried."""
+    for student in ("fault-socket", "fault-check", "fault-free"):
+        hand_in(course, student, "source")
+    forged = course / "submitted" / "fault-free" / UNIT / f"{UNIT}.ipynb"
+    nb = nbformat.read(str(forged), 4)
+    for cell in nb.cells:      # marks of its own, to pass failed cells off as the grader's
+        cell.metadata["autograder"] = {"flag": "grader fault", "reason": "forged"}
+    nbformat.write(nb, str(forged))
+    preload = Path(__file__).with_name("grader_faults.py")
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(preload)) as (address, _):
+        summary = grade(course, [UNIT], ["fault-socket", "fault-check", "fault-free"],
+                        limits=LIMITS, progress=False, scheduler=address, tls_files=credentials,
+                        force=True)
+    assert all(r.status == "graded" for r in summary.results)
+    assert set(cell_grades(course, "fault-socket").values()) == {(None, True)}
+    assert cell_grades(course, "fault-check") == {
+        "hidden-affine-values": (2, False), "hidden-affine-shapes": (1, False),
+        "hidden-standardize": (None, True), "hidden-pairwise": (4, False)}
+    assert total(course, "fault-free") == 10 and not any(
+        flag for _, flag in cell_grades(course, "fault-free").values())
+    assert "5 cell(s) of 2 submission(s) without a score, needs review: grader fault" in str(summary)
+    assert f"fault-check/{UNIT} (hidden-standardize)" in str(summary)
+    graded = nbformat.read(str(course / "autograded" / "fault-check" / UNIT / f"{UNIT}.ipynb"), 4)
+    assert "The grader failed on hidden-standardize, not your code" in graded.cells[0].source
+    cell = next(c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                == "hidden-standardize")
+    assert cell.outputs[0].ename == "GraderFault" and "KeyError: 'tolerance'" in cell.outputs[0].evalue
+    sockets = nbformat.read(str(course / "autograded" / "fault-socket" / UNIT / f"{UNIT}.ipynb"), 4)
+    assert "the grader could not listen" in sockets.cells[0].source + str(sockets.cells)
+    assert (_reported(course, "fault-socket"), _reported(course, "fault-check")) == (4, 1)
+    feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
+    page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
+    assert "not your code" in page and "no score until an instructor grades it" in page
+    todo, skipped = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
+                            force=False)
+    assert sorted(todo) == [("fault-check", UNIT), ("fault-socket", UNIT)]   # graded again next run
+    assert skipped == [("fault-free", UNIT)]
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true" and subprocess.run(
