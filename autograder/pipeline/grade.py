@@ -29,6 +29,7 @@ from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
+from autograder.pipeline.tls import TLSFiles
 
 
 class GradingError(RuntimeError):
@@ -186,10 +187,12 @@ def _jobs(course: Course, todo: list[tuple[str, str]],
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,
           workers: int = 2, limits: Limits = Limits(), force: bool = False,
           progress: bool = True, keep: bool = False, sandbox: bool = True,
-          scheduler: str | None = None) -> Summary:
+          scheduler: str | None = None, tls_files: TLSFiles | None = None,
+          insecure: bool = False) -> Summary:
     """Autograde every (or every chosen) submission of the course at ``root`` on a local
-    cluster of ``workers`` processes, or on the Dask cluster at ``scheduler``; each kernel in
-    bubblewrap unless ``sandbox`` is False (refused when bubblewrap cannot run here)."""
+    cluster of ``workers`` processes, or on the Dask cluster at ``scheduler`` (reached with
+    ``tls_files``; without TLS only if ``insecure``); each kernel in bubblewrap unless
+    ``sandbox`` is False (refused when bubblewrap cannot run here)."""
     course, started = Course(Path(root).resolve()), time.monotonic()
     if not course.gradebook.exists():
         raise GradingError(f"no gradebook at {course.gradebook}: generate the assignments first.")
@@ -206,7 +209,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo),
                       refused=refused)
     try:
-        with Executor(scheduler, workers) as executor:
+        with Executor(scheduler, workers, tls_files, insecure) as executor:
             summary.where = executor.where
             if progress and executor.dashboard:
                 print(f"Dask dashboard: {executor.dashboard}", file=sys.stderr)
