@@ -1,7 +1,8 @@
-"""The mutation audit: every check against every reference class and every mutant.
+"""The mutation audit: every check against every reference class, every mutant and variant.
 
 ``python -m autograder.audit`` prints the table: each mutant, the checks that
-caught it, and whether a failure message named its bug.
+caught it, and whether a failure message named its bug; then each variant (a
+correct implementation another way), which must pass every check.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import autograder.checks  # noqa: F401  (registers every check)
 from course.testing.failure import CheckFailure
 from autograder.integrity import trusting
-from autograder.mutants import Mutant, catalogue
+from autograder.mutants import Mutant, Variant, catalogue, variants
 from autograder.mutants._solutions import solution
 from autograder.registry import CHECKS, Check
 import minitorch_ref
@@ -72,6 +73,13 @@ def audit_mutant(mutant: Mutant) -> Verdict:
     return verdict
 
 
+def variant_failures(variant: Variant) -> dict[str, str]:
+    """The checks a variant fails (must be empty), with their messages."""
+    failures = {check.name: run(check, {variant.target: variant.cls})
+                for check in CHECKS.values() if variant.target in check.targets}
+    return {name: message for name, message in failures.items() if message is not None}
+
+
 def reference_failures() -> dict[str, str]:
     """Checks that fail on the reference itself (must be empty)."""
     failures = {name: run(c) for name, c in CHECKS.items()}
@@ -94,11 +102,19 @@ def table(verdicts: list[Verdict]) -> str:
     return "\n".join(rows)
 
 
+def variant_table(found: dict[str, dict[str, str]]) -> str:
+    rows = [f"\n{'variant':40s} verdict"]
+    rows += [f"{name:40s} {'FAILS ' + ', '.join(failed) if failed else 'passes every check'}"
+             for name, failed in found.items()]
+    return "\n".join(rows)
+
+
 def main() -> None:
     failures = reference_failures()
     for name, message in failures.items():
         print(f"REFERENCE FAILS {name}:\n{message}\n")
     print(table([audit_mutant(m) for m in catalogue()]))
+    print(variant_table({v.name: variant_failures(v) for v in variants()}))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from jupyter_client.blocking import BlockingKernelClient
 from jupyter_client.manager import start_new_kernel
 
 from autograder.integrity import trusting
-from autograder.mutants import Mutant
+from autograder.mutants import Mutant, Variant
 from autograder.registry import SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel
 from autograder.remote.proxy import Session
@@ -25,9 +25,9 @@ Kernel = tuple[BlockingKernelClient, Channel]
 # Run in the kernel once: what puts a mutant (or the reference) under a check's names.
 SETUP = '''
 from autograder.audit import reference as _reference
-from autograder.mutants import catalogue as _catalogue
+from autograder.mutants import catalogue as _catalogue, variants as _variants
 
-_MUTANTS = {_m.name: _m.cls for _m in _catalogue()}
+_MUTANTS = {_m.name: _m.cls for _m in _catalogue() + _variants()}
 
 
 def _use(names, mutant=None, target=None):
@@ -54,15 +54,16 @@ def agent_kernel(code: str = SETUP) -> Iterator[Kernel]:
         manager.shutdown_kernel(now=True)
 
 
-def remote_failure(kernel: Kernel, check: Check, mutant: Mutant | None = None) -> str | None:
+def remote_failure(kernel: Kernel, check: Check,
+                   mutant: Mutant | Variant | None = None) -> str | None:
     """The failure message of ``check`` graded from outside on the kernel's classes (the
-    reference's, with ``mutant`` in its target's place; the kernel ran ``SETUP``), or None
-    if it passes."""
+    reference's, with ``mutant`` (or a variant) in its target's place; the kernel ran
+    ``SETUP``), or None if it passes."""
     use(kernel[0], check, mutant)
     return graded_from_outside(kernel[1], check)
 
 
-def use(client: BlockingKernelClient, check: Check, mutant: Mutant | None = None) -> None:
+def use(client: BlockingKernelClient, check: Check, mutant: Mutant | Variant | None = None) -> None:
     """Put the reference's classes under ``check``'s names in the kernel, ``mutant`` in its
     target's place."""
     arguments = repr(list(check.targets))

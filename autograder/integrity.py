@@ -12,6 +12,7 @@ import sys
 import types
 from typing import Iterable, Iterator
 
+from autograder import testimony
 from autograder.remote.proxy import Remote
 from course.testing._trusted import tampered
 from course.testing.failure import fail
@@ -117,14 +118,15 @@ def _notebook_cells() -> list[str]:
 def check_remote(name: str, remote) -> None:
     """A class or function in the student's kernel (``autograder.remote``): fail if it comes
     from, or its methods use, a forbidden package, or if the notebook imported one. The
-    agent reports these from the kernel: a tripwire, like the in-process checks above."""
+    agent reports these from the kernel: testimony, a tripwire that can refuse and never
+    passes (the sandbox keeps the reference out of the kernel's reach)."""
     if remote in _trusted_classes:   # the mutation audit, graded from outside
         return
-    for module in remote._session.send("modules", remote):
+    for module in testimony.modules_of(remote):
         if module.split(".")[0] in FORBIDDEN:
             fail(f"Your {name} uses {module}; grading needs your own implementation. "
                  "This check scores zero.")
-    check_cells(remote._session.send("history"))
+    check_cells(testimony.cells_of(remote))
 
 
 def check_notebook() -> None:

@@ -6,8 +6,9 @@ import inspect
 from dataclasses import dataclass
 from typing import Callable
 
-from autograder import integrity
+from autograder import integrity, testimony
 from course.testing.failure import CheckFailure
+from autograder.remote import blame
 from autograder.remote.proxy import Remote
 from autograder.sandbox import time_limit
 
@@ -16,24 +17,38 @@ SECONDS_PER_CHECK = 10.0   # of computing (CPU time); twice that of waiting (wal
 
 @dataclass(frozen=True)
 class Check:
-    """A registered check: its runner and the names of the classes it grades."""
+    """A registered check: its runner, the names of the classes it grades, and the kinds of
+    the kernel's testimony it reads for its messages (``autograder.testimony``)."""
 
     name: str
     run: Callable
     targets: tuple[str, ...]
+    hears: frozenset[str] = frozenset()
 
 
 CHECKS: dict[str, Check] = {}
 
 
-def check(function: Callable) -> Callable:
-    """Register ``function(ClassA, ClassB, ...)`` as a check.
+def check(function: Callable | None = None, *, hears: tuple[str, ...] = ()) -> Callable:
+    """Register ``function(ClassA, ClassB, ...)`` as a check (``@check``, or
+    ``@check(hears=("log",))`` for one that explains its failures with testimony).
 
     The parameters are named after the classes they take (``Linear``,
     ``Sequential``…), which tells the mutation audit what a check grades. The
     runner first refuses forbidden submissions, then runs the check under a time
-    limit, and re-raises any failure with a short traceback that shows no check code.
+    limit, and re-raises any failure with a short traceback that shows no check code. An
+    exception of the check's own making (``autograder.remote.blame``) is raised as a
+    ``GraderFault`` instead: it must cost the student nothing.
     """
+    unknown = set(hears) - set(testimony.KINDS)
+    if unknown:
+        raise ValueError(f"no kind of testimony named {sorted(unknown)}")
+    if function is None:
+        return lambda decorated: _register(decorated, frozenset(hears))
+    return _register(function, frozenset(hears))
+
+
+def _register(function: Callable, hears: frozenset[str]) -> Callable:
     signature = inspect.signature(function)
     targets = tuple(signature.parameters)
 
@@ -47,11 +62,18 @@ def check(function: Callable) -> Callable:
                     integrity.check_remote(name, cls)
                 else:
                     integrity.check_class(name, cls)
-            with time_limit(SECONDS_PER_CHECK, f"check {function.__name__}"):
+            with time_limit(SECONDS_PER_CHECK, f"check {function.__name__}"), \
+                    testimony.hearing(hears):
                 function(*bound.args, **bound.kwargs)
         except CheckFailure as failure:
             message = str(failure)
+        except testimony.UndeclaredTestimony:
+            raise       # the grader's bug, not the student's: never a score
         except Exception as error:  # noqa: BLE001 - e.g. a student object broke an attribute
+            fault = blame.fault(error, {cls._session for cls in bound.arguments.values()
+                                        if isinstance(cls, Remote)})
+            if fault is not None:   # the check's own failure, not the student's
+                raise fault from error
             message = f"Your code could not be graded: {type(error).__name__}: {error}"
         else:
             return
@@ -59,5 +81,5 @@ def check(function: Callable) -> Callable:
 
     if function.__name__ in CHECKS:
         raise ValueError(f"two checks are named {function.__name__}")
-    CHECKS[function.__name__] = Check(function.__name__, run, targets)
+    CHECKS[function.__name__] = Check(function.__name__, run, targets, hears)
     return run

@@ -10,12 +10,14 @@ functions recognise the classic bugs of each class from the wrong array.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from autograder.checks._calls import expect_no_warnings
+from autograder import testimony
+from autograder.checks._calls import warnings_explain
 from autograder.checks._modules import expect_forward, expect_input_grad, forward_pair, twins
 from autograder.sandbox import call
 from course.testing.compare import expect_close
@@ -113,14 +115,21 @@ def _twins(family: Family, cls: type, kwargs: dict, inputs: tuple[Input, ...]):
 
 
 def check_forward(family: Family, cls: type, extra: tuple[Input, ...] = (ZEROS,)) -> None:
-    """The output of every variant on its inputs (and ``extra``), in the input's dtype; for a
-    ``stable`` family, computed without a floating-point warning."""
+    """The output of every variant on its inputs (and ``extra``), in the input's dtype; a
+    failure of a ``stable`` family also names the warnings the forward raised."""
     for kwargs, inputs in family.variants:
         for what, inp, student, reference, x in _twins(family, cls, kwargs, inputs + extra):
-            expect_forward(what, student, reference, x, inp, family.forward_signatures(x, kwargs))
-            if family.stable:
-                expect_no_warnings(f"{what}.forward", student.forward, x.copy(), where=str(inp),
-                                   fix=family.stable)
+            with _explained(family, what, student, x):
+                expect_forward(what, student, reference, x, inp,
+                               family.forward_signatures(x, kwargs))
+
+
+def _explained(family: Family, what: str, student, x: np.ndarray):
+    """For a ``stable`` family, a failure's message gains the forward's warnings on ``x``."""
+    if not family.stable:
+        return contextlib.nullcontext()
+    return warnings_explain(
+        lambda: testimony.warnings_of(f"{what}.forward", student.forward, x.copy()), family.stable)
 
 
 def check_backward(family: Family, cls: type, inputs: tuple[Input, ...] = (),

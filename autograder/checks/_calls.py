@@ -2,11 +2,13 @@
 becomes a readable failure: ``method``, ``set_mode``, ``student_forward``, ``student_backward``."""
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 import numpy as np
 
-from autograder.remote.agent import as_of_now, repeated, warned, write_array
+from autograder import testimony
+from autograder.remote.agent import as_of_now, repeated, write_array
 from autograder.remote.proxy import Remote, RemoteError
 from autograder.sandbox import call
 from course.testing.compare import as_array
@@ -35,19 +37,20 @@ def expect_value_error(what: str, function: Callable, *args, naming: tuple[str, 
         fail(f"{what} should raise a ValueError, and it returned a result. {fix}")
 
 
-def expect_no_warnings(what: str, function: Callable, *args, where: str, fix: str):
-    """``function(*args)``, which must raise no floating-point warning (numpy's overflow,
-    division by zero or invalid value, whatever the notebook set with np.seterr); its value.
-    Graded from outside, the warnings are collected in the student's kernel."""
-    if isinstance(function, Remote):
-        value, caught = call(what, function._session.send, "warned", function, list(args), {})
-    else:
-        value, caught = call(what, warned, function, *args)
-    if caught:
+@contextlib.contextmanager
+def warnings_explain(calls: Callable[[], list[str]], fix: str) -> Iterator[None]:
+    """Run the block, whose values decide; when it fails, the floating-point warnings the
+    student's calls raise on the same input (``calls()``, read with ``testimony.warnings_of``)
+    are added to the message, with ``fix``. A warning alone fails nothing: the kernel reports
+    its own warnings, and a submission can silence them (np.errstate) or forge them."""
+    def told() -> str | None:
+        caught = calls()
+        if not caught:
+            return None
         more = f" (and {len(caught) - 1} more warnings)" if len(caught) > 1 else ""
-        fail(f"{what} raised {caught[0]}{more} on {where}. The values are right, but a "
-             f"stable implementation raises no warning: {fix}")
-    return value
+        return f"On this input your code also raised {caught[0]}{more}: {fix}"
+    with testimony.explain(told):
+        yield
 
 
 def twice_after_seed(manual_seed: Callable, produce: Callable[[], object], seed: int = 3) -> tuple:

@@ -1,12 +1,14 @@
 """The models the Sequential checks build from the student's own layers, each wrapped in a
 recording subclass (``doubles.Recorder``), so that a failure can say which layer was called
-out of order or first received a wrong input or gradient."""
+out of order or first received a wrong input or gradient. The recorder's log is the kernel's
+testimony (``autograder.testimony``): it explains a failure the outputs decided."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from autograder import testimony
 from autograder.checks._calls import type_name
 from autograder.integrity import check_instance
 from autograder.remote.doubles import Recorder
@@ -50,7 +52,8 @@ class Log:
 
     @property
     def calls(self) -> list[Call]:
-        return [Call(kind, int(layer), given) for kind, layer, given in self.recorder.records()]
+        return [Call(kind, int(layer), given)
+                for kind, layer, given in testimony.log_of(self.recorder)]
 
     def of(self, kind: str) -> list[Call]:
         return [c for c in self.calls if c.kind == kind]

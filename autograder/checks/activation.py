@@ -198,9 +198,10 @@ def leaky_relu_backward_at_zero(LeakyReLU):
     check_backward(LEAKY_RELU, LeakyReLU, (ZEROS,), fd=False)
 
 
-@check
+@check(hears=("warnings",))
 def sigmoid_forward(Sigmoid):
-    """1 / (1 + exp(-x)), finite and exact for x = +-1000, without overflow warnings."""
+    """1 / (1 + exp(-x)), finite and exact for x = +-1000 (graded by the values; the
+    overflow warnings are the visible test's lesson, and explain a failure here)."""
     check_forward(SIGMOID, Sigmoid)
 
 
@@ -216,9 +217,9 @@ def sigmoid_float32(Sigmoid):
     check_float32(SIGMOID, Sigmoid)
 
 
-@check
+@check(hears=("warnings",))
 def tanh_forward(Tanh):
-    """tanh(x), finite and exact for x = +-1000, without overflow warnings."""
+    """tanh(x), finite and exact for x = +-1000 (graded by the values)."""
     check_forward(TANH, Tanh)
 
 

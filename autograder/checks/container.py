@@ -115,7 +115,7 @@ def _forward_hint(built: Built, recorder: Log, expected: Expected, got) -> str |
     return None
 
 
-@check
+@check(hears=("log",))
 def sequential_forward(Sequential, Linear, ReLU):
     """forward calls every layer once, in order, each on the previous layer's output, and returns
     the last output (a batch of 1, and layers inside nested Sequentials)."""
@@ -166,7 +166,7 @@ def _forward_for_backward(built: Built, x: np.ndarray) -> None:
     chain(built, x)
 
 
-@check
+@check(hears=("log",))
 def sequential_backward(Sequential, Linear, ReLU):
     """backward calls every layer's backward once, last to first, each on the gradient the next
     layer returned, and returns dL/dx; every layer's parameter gradients come out right."""

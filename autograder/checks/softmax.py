@@ -98,10 +98,10 @@ LOG_SOFTMAX = Family("LogSoftmax", ref.LogSoftmax, SOFTMAX_VARIANTS,
                             "<= 0 and log a sum of at least 1; never take the log of a softmax.")
 
 
-@check
+@check(hears=("warnings",))
 def softmax_forward(Softmax):
     """exp(x) / sum(exp(x)) along dim (-1, 0, and 1 of a 3-d input), stable for logits ~1000
-    (exact, without overflow warnings)."""
+    (finite and exact)."""
     check_forward(SOFTMAX, Softmax)
 
 
@@ -117,10 +117,10 @@ def softmax_float32(Softmax):
     check_float32(SOFTMAX, Softmax)
 
 
-@check
+@check(hears=("warnings",))
 def log_softmax_forward(LogSoftmax):
-    """x - logsumexp(x) along dim, finite where the softmax underflows (gaps of ~1000), without
-    floating-point warnings."""
+    """x - logsumexp(x) along dim, finite and exact where the softmax underflows (gaps of
+    ~1000)."""
     check_forward(LOG_SOFTMAX, LogSoftmax)
 
 

@@ -1,27 +1,33 @@
-"""Checks of unit 9's training loop: ``train_epoch``, ``evaluate`` and ``fit``.
+"""Checks of unit 9's training loop: ``train_epoch``, ``evaluate`` and ``fit``, judged by what
+they compute.
 
-The student's function drives a network, loss and SGD of the notebook's own classes
-(passed to the check with the function) wrapped in spies (``_spies``), over a list of
-batches of 4, 4 and 2 samples, so that a plain mean of the batch losses differs from
-the epoch's mean. The checks read the log:
-the mode at every forward pass, one zero_grad before each backward, one step per
-batch, nothing but forward passes in evaluation, and the returned numbers are
-recomputed from the losses the loop itself was given.
+The student's function drives a network, loss and SGD of the notebook's own classes (passed
+to the check with the function) wrapped in spies (``_spies``), over batches of 4, 4 and 2
+samples, so that a plain mean of the batch losses differs from the epoch's mean. A point
+comes from values only: the weights after the loop and the numbers it returned, against the
+reference's run from the same start (``_spies.Twin``). The network holds a dropout-like
+gate, so a forward pass in the wrong mode changes both. The spies' log is the kernel's
+testimony: it names the likely mistake once the values have failed (``testimony.explain``),
+and a loop whose values are right passes however it got there (``optimizer.step();
+optimizer.zero_grad()`` at the end of each batch, PyTorch's idiom, included).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from autograder import testimony
 from autograder.checks._calls import kept_call
-from autograder.checks._spies import LR, Run, network, weighted_mean
-from course.testing.compare import expect_close
-from course.testing.diagnose import close
-from course.testing.failure import expect, fail
+from autograder.checks._spies import (
+    HISTORY_KEYS, LR, Run, Twin, expect_same_parameters,
+)
 from autograder.registry import check
 from autograder.sandbox import call
-from minitorch_ref import nn, optim, training
+from course.testing.compare import expect_close
+from course.testing.diagnose import close
+from course.testing.failure import expect
 
 ZERO_GRAD = ("optimizer.zero_grad", "model.zero_grad")
+EPOCHS = 3
 
 
 def _pair(what: str, result: object) -> tuple[float, float]:
@@ -35,68 +41,65 @@ def _pair(what: str, result: object) -> tuple[float, float]:
 
 
 def _train(train_epoch, run: Run) -> tuple[float, float]:
-    """The student's epoch from eval mode with stale gradients of 1, as a previous epoch
-    followed by an evaluation would leave them."""
-    run.double.prepare(False, 1.0)
     result = call("train_epoch(model, loader, criterion, optimizer)", train_epoch,
                   run.model, run.loader, run.criterion, run.optimizer)
     return _pair("train_epoch", result)
 
 
-def _expect_batch_steps(run: Run) -> None:
-    """Per batch: forward in training mode, zero_grad, both backwards, then one step."""
-    names, batches = run.names(), run.batches()
-    expect(all(c.training for c in run.log if c.name == "model.forward"),
-           "a forward pass ran in evaluation mode: call model.train() before the first batch "
-           "(evaluate() leaves the model in eval mode).")
+def _step_mistake(run: Run) -> str | None:
+    """What the log says went wrong in the steps of an epoch, if it says anything."""
+    log = run.log
+    names, batches = [c.name for c in log], len(run.batches)
+    if not all(c.training for c in log if c.name == "model.forward"):
+        return ("Likely mistake: a forward pass ran in evaluation mode: call model.train() "
+                "before the first batch (evaluate() leaves the model in eval mode).")
     steps = names.count("optimizer.step")
-    expect(steps == batches, f"the optimizer stepped {steps} times over {batches} batches: one "
-           "optimizer step per batch, after that batch's backward pass.")
+    if steps != batches:
+        return (f"Likely mistake: the optimizer stepped {steps} times over {batches} batches: "
+                "one optimizer step per batch, after that batch's backward pass.")
+    if not any(name in ZERO_GRAD for name in names):
+        return ("Likely mistake: no zero_grad() in the loop: gradients accumulate from batch to "
+                "batch. Call optimizer.zero_grad() before each backward pass.")
     start = 0
     for step in (i for i, name in enumerate(names) if name == "optimizer.step"):
-        batch = names[start:step]
-        expect("model.backward" in batch, f"the calls before a step were {batch}: backpropagate "
-               "(model.backward(criterion.backward())) before optimizer.step().")
-        backward = batch.index("model.backward")
-        zeroed = [i for i, name in enumerate(batch) if name in ZERO_GRAD]
-        expect(zeroed, "no zero_grad() in the loop: gradients accumulate from batch to batch. "
-               "Call optimizer.zero_grad() before each backward pass.")
-        expect(min(zeroed) < backward, "zero_grad() came after backward, before step(): it "
-               "erased the gradients just computed. Call zero_grad() before backward.")
-        start = step + 1
+        batch, start = names[start:step], step + 1
+        if "model.backward" not in batch:
+            return (f"Likely mistake: the calls before a step were {batch}: backpropagate "
+                    "(model.backward(criterion.backward())) before optimizer.step().")
+        if any(name in ZERO_GRAD for name in batch[batch.index("model.backward"):]):
+            return ("Likely mistake: zero_grad() came after backward, before step(): it erased "
+                    "the gradients just computed. Call zero_grad() before backward.")
+    return None
 
 
-def _expect_trained_like_reference(run: Run) -> None:
-    twin = network(run.seed)
-    loader = [(run.X[i:i + run.batch_size], run.y[i:i + run.batch_size])
-              for i in range(0, run.n, run.batch_size)]
-    training.train_epoch(twin, nn.CrossEntropyLoss(), optim.SGD(twin.parameters(), lr=LR), loader)
-    expected = [p.data for p in twin.parameters()]
-    for k, (got, expected) in enumerate(zip(run.parameters(), expected)):
-        expect_close(f"parameter {k} after train_epoch", got, expected,
-                     "one SGD step per batch of the usual loop")
-
-
-@check
+@check(hears=("log",))
 def train_epoch_steps(train_epoch, Sequential=None, Linear=None, ReLU=None,
                       CrossEntropyLoss=None, SGD=None):
-    """model.train(), then per batch forward, loss, zero_grad, backward, step; the parameters
-    end where the reference loop puts them."""
-    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD))
+    """The weights after one epoch from evaluation mode (as evaluate() leaves the model) are
+    the reference loop's: model.train(), then per batch forward, loss, zero_grad, backward,
+    step."""
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), training=False)
     _train(train_epoch, run)
-    _expect_batch_steps(run)
-    _expect_trained_like_reference(run)
+    twin = Twin(run)
+    twin.epoch()
+    with testimony.explain(lambda: _step_mistake(run)):
+        expect_same_parameters("train_epoch", run, twin, "one epoch of 3 batches from "
+                               "evaluation mode: model.train(), then one SGD step per batch")
 
 
 @check
 def train_epoch_metrics(train_epoch, Sequential=None, Linear=None, ReLU=None,
                         CrossEntropyLoss=None, SGD=None):
-    """(mean loss, accuracy) over the epoch's samples: batch losses weighted by batch size."""
-    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), n=10, batch_size=4)
+    """(mean loss, accuracy) over the epoch's samples: batch losses weighted by batch size.
+    The learning rate is 0, so every batch meets the starting weights whatever the steps do:
+    this check grades the numbers, train_epoch_steps the steps."""
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), lr=0.0, training=True)
     loss, accuracy = _train(train_epoch, run)
-    calls = [c for c, _ in run.losses()]
-    mean, share = weighted_mean(calls)
-    losses = np.array([float(c.result) for c in calls])
+    twin = Twin(run)
+    scores = np.array([twin.scores(xb, yb, True) for xb, yb in run.batches])
+    sizes = np.array([len(yb) for _, yb in run.batches])
+    mean, share = float(sizes @ scores[:, 0] / run.n), float(sizes @ scores[:, 1] / run.n)
+    losses = scores[:, 0]
     mistakes = {
         "the plain mean of the batch losses; the last batch has 2 samples, the others 4: "
         "weight each batch's loss by its size, sum(B_b * L_b) / N.": losses.mean(),
@@ -109,8 +112,7 @@ def train_epoch_metrics(train_epoch, Sequential=None, Linear=None, ReLU=None,
                f"train_epoch returned the mean loss {loss:.6g}, expected {mean:.6g}.\n"
                f"  Likely mistake: {message}")
     expect_close("the mean loss returned by train_epoch", loss, mean, "sum(B_b * L_b) / N")
-    counts = [int(np.sum(c.args[0].argmax(axis=1) == c.args[1])) for c in calls]
-    expect(close(accuracy, share) or not close(accuracy, sum(counts)),
+    expect(close(accuracy, share) or not close(accuracy, share * run.n),
            f"train_epoch returned the accuracy {accuracy:g}: the number of correct predictions. "
            f"Return the share, between 0 and 1 (expected {share:g}).")
     expect_close("the accuracy returned by train_epoch", accuracy, share,
@@ -120,30 +122,26 @@ def train_epoch_metrics(train_epoch, Sequential=None, Linear=None, ReLU=None,
 @check
 def evaluate_mode(evaluate, Sequential=None, Linear=None, ReLU=None,
                   CrossEntropyLoss=None, SGD=None):
-    """Eval mode for the forward pass; no backward, step or zero_grad; gradients and weights
-    untouched; the loss and accuracy of the eval-mode network."""
-    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), n=12)
-    run.double.prepare(True, 1.0)
+    """The loss and accuracy of the network in evaluation mode over all of X, from training
+    mode with gradients of 1; the gradients and weights untouched."""
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD), n=12, training=True, grad=1.0)
     before = run.parameters()
     loss, accuracy = _pair("evaluate", call("evaluate(model, X, y, criterion)", evaluate,
                                             run.model, run.X.copy(), run.y.copy(), run.criterion))
-    names = run.names()
-    passes = names.count("model.forward")
-    expect(passes == 1, f"evaluate made {passes} forward passes (the calls: {names}); compute "
-           "the logits of all of X in one forward pass, model(X).")
-    expect(all(not c.training for c in run.log if c.name == "model.forward"),
-           "evaluate ran the model in training mode (dropout and batch norm would be active): "
-           "call model.eval() first.")
-    touched = {"criterion.backward", "model.backward", "model.zero_grad"} & set(names)
-    expect(not touched, f"evaluate called {sorted(touched)}: evaluation must leave the "
-           "gradients alone; it only runs forward passes.")
     for k, (grad, data, old) in enumerate(zip(run.double.gradients(), run.parameters(), before)):
-        expect(bool((grad == 1.0).all()), f"evaluate changed the gradients of parameter {k}.")
-        expect(close(data, old, 0, 0), f"evaluate changed parameter {k}.")
-    logits = network(run.seed).eval()(run.X)
-    expect_close("the loss returned by evaluate", loss, nn.CrossEntropyLoss()(logits, run.y),
+        expect(bool((grad == 1.0).all()), f"evaluate changed the gradients of parameter {k} "
+               "(they were 1 before): evaluation must leave the gradients alone; it only runs "
+               "forward passes, no backward and no zero_grad.")
+        expect(close(data, old, 0, 0), f"evaluate changed parameter {k}: it only runs forward "
+               "passes, no step.")
+    twin = Twin(run)
+    trained_loss, _ = twin.scores(run.X, run.y, True)
+    expected_loss, share = twin.evaluate(run.X, run.y)
+    expect(close(loss, expected_loss) or not close(loss, trained_loss), "evaluate returned the "
+           "loss of the network in training mode (dropout and batch norm would be active): "
+           "call model.eval() first.")
+    expect_close("the loss returned by evaluate", loss, expected_loss,
                  "the mean loss of the eval-mode network over all of X")
-    share = float(np.mean(logits.argmax(axis=1) == run.y))
     expect(close(accuracy, share) or not close(accuracy, share * len(run.y)),
            f"evaluate returned the accuracy {accuracy:g}: the number of correct predictions. "
            f"Return the share, between 0 and 1 (expected {share:g}).")
@@ -151,76 +149,92 @@ def evaluate_mode(evaluate, Sequential=None, Linear=None, ReLU=None,
 
 
 def _fit(fit, run: Run, epochs: int, **kwargs) -> tuple[dict, object]:
-    """The history fit returns, and that very object (a handle, graded from outside)."""
+    """The history fit returns (one value per epoch in each of its lists), and that very
+    object (a handle, graded from outside)."""
     returned, read = kept_call(f"fit(model, train_loader, criterion, optimizer, epochs={epochs}, "
                                "...)", fit, run.model, run.loader, run.criterion, run.optimizer,
                                epochs, **kwargs)
     history = read()
-    keys = {"train_loss", "test_loss", "train_acc", "test_acc"}
-    expect(isinstance(history, dict) and set(history) == keys, "fit should return a dict with "
-           f"all four keys train_loss, test_loss, train_acc, test_acc, got {history!r:.200}")
+    expect(isinstance(history, dict) and set(HISTORY_KEYS) <= set(history), "fit should return "
+           f"a dict with all four keys train_loss, test_loss, train_acc, test_acc, got "
+           f"{history!r:.200}")
+    tested = kwargs.get("test_data") is not None
+    for key in HISTORY_KEYS:
+        values, expected = history[key], epochs if tested or key.startswith("train") else 0
+        expect(isinstance(values, list) and len(values) == expected, f"history['{key}'] holds "
+               f"{values!r:.80} after {epochs} epochs{'' if tested else ' without test_data'}: "
+               f"{'append one value per epoch' if expected else 'it stays empty'}.")
     return history, returned
 
 
-@check
+def _order_mistake(run: Run) -> str | None:
+    """What the log says went wrong in the order of an epoch's parts, if it says anything."""
+    batches, losses = len(run.batches), run.losses()
+    if not all(c.training for c, trained in losses if trained):
+        return ("Likely mistake: a training batch after an evaluation ran in evaluation mode: "
+                "train_epoch must call model.train().")
+    pattern = ["train" if trained else "test" for _, trained in losses]
+    if pattern != (["train"] * batches + ["test"]) * EPOCHS:
+        return (f"Likely mistake: the losses were computed in the order {pattern}; expected per "
+                f"epoch {batches} training batches, then one evaluation on test_data after the "
+                "epoch's training.")
+    steps = [c.who for c in run.log if c.method == "step" and c.who != "callback"]
+    if "scheduler" in steps and steps != (["optimizer"] * batches + ["scheduler"]) * EPOCHS:
+        return (f"Likely mistake: the optimizer and scheduler steps came in the order {steps}; "
+                "the scheduler steps once per epoch, after that epoch's optimizer steps.")
+    return None
+
+
+def _expect_history(history: dict, expected: dict, where: str) -> None:
+    for key in HISTORY_KEYS:
+        for epoch, value in enumerate(expected[key]):
+            expect_close(f"history['{key}'][{epoch}]", history[key][epoch], value,
+                         f"epoch {epoch + 1} {where}")
+
+
+@check(hears=("log",))
 def fit_history(fit, Sequential=None, Linear=None, ReLU=None,
                 CrossEntropyLoss=None, SGD=None):
     """One entry per epoch: the epoch's size-weighted training loss and accuracy, then the
-    loss and accuracy on test_data evaluated after that epoch; empty test lists without it."""
+    loss and accuracy on test_data evaluated after that epoch, as the reference's fit from
+    the same start; empty test lists without test_data."""
     framework = (Sequential, Linear, ReLU, CrossEntropyLoss, SGD)
-    run, epochs = Run(framework), 3
-    X_test, y_test = run.X[:6] + 0.5, run.y[:6]
-    history, _ = _fit(fit, run, epochs, test_data=(X_test, y_test))
-    for key, values in history.items():
-        expect(isinstance(values, list) and len(values) == epochs, f"history['{key}'] holds "
-               f"{values!r:.80} after {epochs} epochs: append one value per epoch.")
-    losses = run.losses()
-    pattern = ["train" if trained else "test" for _, trained in losses]
-    batches = run.batches()
-    expect(pattern == (["train"] * batches + ["test"]) * epochs, f"the losses were computed in "
-           f"the order {pattern}; expected per epoch {batches} training batches, then one "
-           "evaluation on test_data after the epoch's training.")
-    for epoch in range(epochs):
-        calls = [c for c, _ in losses[(batches + 1) * epoch:(batches + 1) * (epoch + 1)]]
-        loss, accuracy = weighted_mean(calls[:-1])
-        where = f"epoch {epoch + 1}"
-        expect_close(f"history['train_loss'][{epoch}]", history["train_loss"][epoch], loss, where)
-        expect_close(f"history['train_acc'][{epoch}]", history["train_acc"][epoch], accuracy, where)
-        test_loss, test_accuracy = weighted_mean(calls[-1:])
-        expect_close(f"history['test_loss'][{epoch}]", history["test_loss"][epoch], test_loss,
-                     where)
-        expect_close(f"history['test_acc'][{epoch}]", history["test_acc"][epoch], test_accuracy,
-                     where)
-    history, _ = _fit(fit, Run(framework, batch_size=5), 2)
-    expect(history["test_loss"] == [] and history["test_acc"] == [] and
-           len(history["train_loss"]) == 2, f"without test_data fit should return empty test "
-           f"lists and 2 training values, got {history!r:.200}")
+    run = Run(framework)
+    test_data = (run.X[:6] + 0.5, run.y[:6])
+    history, _ = _fit(fit, run, EPOCHS, test_data=test_data)
+    with testimony.explain(lambda: _order_mistake(run)):
+        _expect_history(history, Twin(run).fit(EPOCHS, test_data), "of fit")
+    run = Run(framework, batch_size=5)
+    history, _ = _fit(fit, run, 2)
+    _expect_history(history, Twin(run).fit(2), "of fit without test_data")
 
 
-@check
+@check(hears=("log",))
 def fit_callbacks(fit, Sequential=None, Linear=None, ReLU=None,
                   CrossEntropyLoss=None, SGD=None):
-    """The scheduler steps once per epoch after its optimizer steps; callback(history) is
-    called after every epoch with the dict fit returns; training batches run in train mode."""
-    run, epochs = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD)), 3
+    """With a scheduler that halves the learning rate and a callback that writes the rate it
+    sees into the history: the history and weights of the reference's fit, the scheduler
+    stepped once per epoch after its optimizer steps, then callback(history), with the dict
+    fit returns."""
+    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD))
     scheduler = call("a scheduler", run.double.scheduler)
     callback = call("a callback", run.double.callback)
-    _, returned = _fit(fit, run, epochs, test_data=(run.X[:6], run.y[:6]), scheduler=scheduler,
-                       callback=callback)
-    order = [c.who for c in run.log if c.method == "step"]
-    batches = run.batches()
-    steps = [who for who in order if who != "callback"]
-    expect(steps == (["optimizer"] * batches + ["scheduler"]) * epochs, f"the optimizer and "
-           f"scheduler steps came in the order {steps}; the scheduler steps once per epoch, "
-           "after that epoch's optimizer steps.")
-    expect(order == (["optimizer"] * batches + ["scheduler", "callback"]) * epochs,
-           f"the steps and callbacks came in the order {order}: call callback(history) after "
-           "the scheduler's step, so that a callback reading the learning rate sees the next "
-           "epoch's (steps 3 and 4 in this order).")
-    seen = run.double.histories(returned)
-    expect([n for _, n in seen] == list(range(1, epochs + 1)), "callback(history) should be "
-           f"called once after every epoch; it saw histories of lengths {[n for _, n in seen]}.")
-    expect(all(same for same, _ in seen), "callback should receive the history dict that "
-           "fit returns (the same object, updated), not a copy.")
-    expect(all(c.training for c, trained in run.losses() if trained), "a training batch after "
-           "an evaluation ran in evaluation mode: train_epoch must call model.train().")
+    test_data = (run.X[:6], run.y[:6])
+    history, _ = _fit(fit, run, EPOCHS, test_data=test_data, scheduler=scheduler,
+                      callback=callback)
+    twin = Twin(run)
+    expected = twin.fit(EPOCHS, test_data, scheduler=True, callback=True)
+    with testimony.explain(lambda: _order_mistake(run)):
+        _expect_history(history, expected, "of fit with a scheduler")
+        expect_same_parameters("fit", run, twin, f"{EPOCHS} epochs, the rate halved after each")
+    rates = history.get("lr")
+    expect(isinstance(rates, list), "callback(history) should be called after every epoch with "
+           "the history dict that fit returns (the same object, updated), not a copy: the test "
+           "callback writes the learning rate it sees into history['lr'], and the history fit "
+           "returned has no such list.")
+    expect(len(rates) == EPOCHS, f"callback(history) should be called once after every epoch; "
+           f"it was called {len(rates)} times in {EPOCHS} epochs.")
+    expect(close(np.array(rates, dtype=float), expected["lr"]), f"the callback saw the "
+           f"learning rates {rates}, expected {expected['lr']}: call callback(history) after the "
+           "scheduler's step, so that a callback reading the learning rate sees the next "
+           f"epoch's (it starts at {LR} and halves after every epoch).")

@@ -3,7 +3,11 @@
 Each family module defines ``MUTANTS``: ``Mutant(name, target, cls, diagnosis)``,
 where ``target`` is the class it stands in for (the name checks use for their
 parameters) and ``diagnosis`` a phrase the failure message must contain, or
-None when no signature applies (the mutant must still be caught).
+None when no signature applies (the mutant must still be caught). A module may
+also define ``VARIANTS``: implementations that compute the right values another
+way (PyTorch's idioms), or whose only flaw shows in what the kernel reports about
+itself (a warning, a count of calls), which decides no point: every check must
+pass them.
 """
 from __future__ import annotations
 
@@ -21,11 +25,24 @@ class Mutant:
     bug: str
 
 
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    target: str
+    cls: type
+    story: str      # how it differs from the reference, and why that earns the same points
+
+
+def _families() -> list:
+    return [importlib.import_module(f"{__name__}.{module.name}")
+            for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_")]
+
+
 def catalogue() -> list[Mutant]:
     """Every mutant of every family module."""
-    mutants = []
-    for module in pkgutil.iter_modules(__path__):
-        if module.name.startswith("_"):
-            continue
-        mutants += importlib.import_module(f"{__name__}.{module.name}").MUTANTS
-    return mutants
+    return [mutant for family in _families() for mutant in family.MUTANTS]
+
+
+def variants() -> list[Variant]:
+    """Every variant of every family module: each must pass every check."""
+    return [variant for family in _families() for variant in getattr(family, "VARIANTS", ())]

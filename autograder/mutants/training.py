@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.mutants import Mutant
+from autograder.mutants import Mutant, Variant
 from autograder.mutants._solutions import solution
 
 
@@ -114,8 +114,6 @@ MUTANTS = [
            "backward pass during evaluation"),
     Mutant("evaluate_counts_correct", "evaluate", evaluate_counts_correct, "the share",
            "accuracy as a count"),
-    Mutant("evaluate_two_passes", "evaluate", evaluate_two_passes, "one forward pass",
-           "logits of X in two halves"),
     Mutant("evaluate_returns_arrays", "evaluate", evaluate_returns_arrays, "Python float",
            "returns 0-d arrays"),
     Mutant("fit_evaluates_first", "fit", _fit(evaluate_first=True), "after the epoch's training",
@@ -128,4 +126,15 @@ MUTANTS = [
            "callback gets a copy of the history"),
     Mutant("fit_callback_before_scheduler", "fit", _fit(callback_first=True),
            "after the scheduler's step", "callback before scheduler.step()"),
+]
+
+VARIANTS = [
+    Variant("train_epoch_zero_grad_after_step", "train_epoch", _epoch(("backward", "step",
+                                                                        "zero_grad")),
+            "PyTorch's idiom: optimizer.step(); optimizer.zero_grad() at the end of each batch, "
+            "the same weights from the zero gradients an epoch starts with"),
+    Variant("evaluate_two_passes", "evaluate", evaluate_two_passes,
+            "the logits of X in two halves: the same loss and accuracy; only the spies' count of "
+            "forward passes tells, and the kernel's count decides no point (the visible test "
+            "asks for one pass)"),
 ]

@@ -20,6 +20,8 @@ waits past it): a cell that had not
 finished by then, and every cell after it, gets one ``BUDGET_ERROR`` output, so a graded cell
 that did not finish scores zero and the job can say why. Unit 11's graded run reads the
 kernel's CPU time from outside it (``autograder.pipeline.kernel_cpu``).
+A graded cell whose check failed on the grader's side is marked for the job
+(``autograder.pipeline.flags``), which leaves it without a score.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
 from traitlets import Float, Integer, Type, Unicode, default
 
+from autograder.pipeline import flags
 from autograder.pipeline.kernel_cpu import KernelCPU
 from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
@@ -52,6 +55,13 @@ BUDGET_ERROR = "JobTimeBudget"
 OUT_OF_TIME = ("The grader stopped here: this submission used up its time budget of {:g} s. "
                "A graded cell that had not finished by then scores zero; an instructor will "
                "look at the submission.")
+
+
+def _flag(cell, graders: list) -> None:
+    """Mark ``cell`` unscored when the outputs the grader made for it say the grader failed."""
+    why = hidden.faulted(graders)
+    if why is not None:
+        flags.mark(cell, flags.Flag.GRADER_FAULT, why)
 
 
 def size(content: object) -> int:
@@ -210,10 +220,12 @@ class Execute(NbgraderExecute):
             await self._drain_iopub()
             cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
+            _flag(cell, verdict)
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)
         cell.outputs = hidden.grade(self._agent(), *call, wall=self._left())
+        _flag(cell, cell.outputs)
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed
         await self._drain_iopub()
@@ -236,6 +248,12 @@ class Execute(NbgraderExecute):
                 return
 
     execute_cell = run_sync(async_execute_cell)   # nbclient binds its own at class creation
+
+    def preprocess(self, nb, resources=None, km=None):
+        """nbclient's run of the notebook, once every mark of ``flags`` is gone from it: only
+        the grader's own, made during this run, reach the graded notebook."""
+        flags.clear(nb.cells)
+        return super().preprocess(nb, resources, km)
 
     def _agent(self) -> Channel:
         """The channel to this notebook's kernel, its agent installed on first use."""

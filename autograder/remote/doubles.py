@@ -3,8 +3,9 @@ student's kernel: a scalar function ``f()`` that reads an array (for ``numerical
 a recorder that subclasses the student's layers to log the calls that reach them (for
 ``Sequential``), a subclass of the student's container with an ``extra_repr``, a
 dataset whose samples carry their index (for ``DataLoader`` and ``random_split``), a
-scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), and a
-spied network, loss and optimizer of the notebook's own classes (for unit 9's loop), the
+scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), a spied
+network (with a mode-dependent ``gate``), loss and optimizer of the notebook's own classes,
+a scheduler that halves the rate and a callback that writes it down (for unit 9's loop), the
 weights of manual Linear layers (for unit 12's TensorMLP), and the record of unit 11's graded
 run (``namespace``), written into the notebook's cache so that its cells show the grader's run.
 
@@ -82,6 +83,7 @@ class Recorder:
         self.calls.append((kind, index, given))
 
     def records(self) -> list[tuple]:
+        """The calls so far: testimony (``autograder.testimony``), for a failure's message."""
         return list(self.calls)
 
     def clear(self) -> None:
@@ -147,6 +149,36 @@ def _data(value):
     return value if isinstance(value, (int, float, np.generic)) else None
 
 
+KEPT = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])   # the gate's units kept in training mode
+
+
+def gate(base: type) -> type:
+    """``Gate``, a subclass of a ReLU class (the notebook's, or the reference's) that is a
+    dropout with a fixed mask: in training mode it zeroes the units where ``KEPT`` is 0 and
+    scales the others by 1 / (share kept); in evaluation mode it passes everything through.
+    Unit 9's network holds one, so the mode of every forward pass shows in what a loop
+    computes."""
+    class Gate(base):
+        def forward(self, x):
+            self.factor = KEPT / KEPT.mean() if self.training else np.ones_like(KEPT)
+            return x * self.factor
+
+        def backward(self, grad_output):
+            return grad_output * self.factor
+    return Gate
+
+
+def halve(optimizer) -> None:
+    """A scheduler's step: every parameter group's learning rate halved."""
+    for group in optimizer.param_groups:
+        group["lr"] = group["lr"] * 0.5
+
+
+def log_rate(history: dict, optimizer) -> None:
+    """A callback's work: the learning rate it sees appended to ``history['lr']``."""
+    history.setdefault("lr", []).append(float(optimizer.param_groups[0]["lr"]))
+
+
 class Spy:
     """Forwards everything to ``target``; logs its calls to ``methods`` (``__call__`` as
     forward) in ``run``."""
@@ -177,22 +209,22 @@ class Spy:
 
 class Training:
     """What unit 9's training loop is handed, built from the notebook's own classes: a network
-    Linear, ReLU, Linear of ``widths`` holding the grader's ``weights``, its CrossEntropyLoss
-    and SGD(lr), each spied on, and the batches of (X, y). The log holds data only:
-    ``(who, method, args, result, training)``, the network's mode at the call."""
+    Linear, ReLU, ``gate``, Linear of ``widths`` holding the grader's ``weights``, its
+    CrossEntropyLoss and SGD(lr), each spied on, and the batches of (X, y). The log holds
+    data only: ``(who, method, args, result, training)``, the network's mode at the call."""
 
     def __init__(self, Sequential, Linear, ReLU, CrossEntropyLoss, SGD, widths: tuple,
                  weights: list, lr: float, X: np.ndarray, y: np.ndarray, batch_size: int):
-        self.net = Sequential(Linear(widths[0], widths[1]), ReLU(), Linear(widths[1], widths[2]))
+        self.net = Sequential(Linear(widths[0], widths[1]), ReLU(), gate(ReLU)(),
+                              Linear(widths[1], widths[2]))
         for param, w in zip(self.net.parameters(), weights):
             param.data[...] = w
         self.log: list[tuple] = []
-        self.seen: list[tuple] = []
+        self.sgd = SGD(self.net.parameters(), lr=lr)
         self.model = Spy("model", self.net, ("forward", "backward", "train", "eval", "zero_grad"),
                          self)
         self.criterion = Spy("criterion", CrossEntropyLoss(), ("forward", "backward"), self)
-        self.optimizer = Spy("optimizer", SGD(self.net.parameters(), lr=lr), ("step", "zero_grad"),
-                             self)
+        self.optimizer = Spy("optimizer", self.sgd, ("step", "zero_grad"), self)
         self.loader = [(X[i:i + batch_size], y[i:i + batch_size])
                        for i in range(0, len(y), batch_size)]
 
@@ -201,19 +233,17 @@ class Training:
                          bool(self.net.training)))
 
     def records(self) -> list[tuple]:
+        """The calls so far: testimony (``autograder.testimony``), for a failure's message."""
         return list(self.log)
 
-    def output(self, X: np.ndarray) -> np.ndarray:
-        """The network's output on X, in evaluation mode, not logged."""
-        self.net.eval()
+    def output(self, X: np.ndarray, training: bool) -> np.ndarray:
+        """The network's output on X in training or evaluation mode, not logged."""
+        self.net.train(training)
         return np.array(self.net.forward(X), dtype=float)
 
     def prepare(self, training: bool, grad: float) -> None:
         """The network in training or evaluation mode, every gradient filled with ``grad``."""
-        if training:
-            self.net.train()
-        else:
-            self.net.eval()
+        self.net.train(training)
         for param in self.net.parameters():
             param.grad[...] = grad
 
@@ -224,24 +254,21 @@ class Training:
         return [np.array(p.grad, dtype=float) for p in self.net.parameters()]
 
     def scheduler(self) -> object:
-        """A scheduler whose step() is logged."""
+        """A scheduler whose step() halves the learning rate, logged."""
         run = self
 
         class Scheduler:
             def step(self) -> None:
+                halve(run.sgd)
                 run.record("scheduler", "step")
         return Scheduler()
 
     def callback(self):
-        """A callback(history) that is logged and keeps the history it was given."""
+        """A callback(history) that writes the learning rate it sees into the history, logged."""
         def callback(history) -> None:
-            self.seen.append((history, len(history.get("train_loss", ()))))
+            log_rate(history, self.sgd)
             self.record("callback", "step")
         return callback
-
-    def histories(self, returned) -> list[tuple[bool, int]]:
-        """For each call of the callback: whether it got ``returned`` itself, and its length."""
-        return [(history is returned, n) for history, n in self.seen]
 
 
 class Weight:

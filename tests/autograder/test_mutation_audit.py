@@ -1,12 +1,14 @@
-"""The mutation audit: the checks pass the reference and catch (and name) every mutant."""
+"""The mutation audit: the checks pass the reference and every variant, and catch (and name)
+every mutant."""
 from __future__ import annotations
 
 import pytest
 
 from autograder import audit
-from autograder.mutants import catalogue
+from autograder.mutants import catalogue, variants
 
 MUTANTS = catalogue()
+VARIANTS = variants()
 
 
 def test_every_check_passes_on_the_reference():
@@ -24,7 +26,12 @@ def test_mutant_is_caught_and_named(mutant, audit_verdicts):
     )
 
 
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_a_variant_passes_every_check(variant):
+    assert audit.variant_failures(variant) == {}, variant.story
+
+
 def test_the_catalogue_is_large_and_names_are_unique():
-    names = [m.name for m in MUTANTS]
+    names = [m.name for m in MUTANTS + VARIANTS]
     assert len(names) == len(set(names))
     assert len(MUTANTS) >= 30

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from autograder import audit, registry
+from autograder.integrity import trusting
 from autograder.mutants import basics, init, metrics, training
 from autograder.mutants._solutions import solution
 from autograder.notebooks.sync import providers
@@ -119,11 +120,12 @@ def test_the_capstone_confusion_matrix_solution_is_the_notebooks():
     assert grade("confusion_matrix_counts", solution("confusion_matrix")) is None
 
 
-def test_a_loop_that_zeroes_after_each_step_passes():
+def test_pytorchs_loop_that_zeroes_after_each_step_passes():
+    """optimizer.step(); optimizer.zero_grad() at the end of each batch (issue 34): the same
+    weights from the zero gradients an epoch starts with, so no point is lost."""
     train_epoch = notebook('''
 def train_epoch(model, loader, criterion, optimizer):
     model.train()
-    optimizer.zero_grad()
     total, correct, count = 0.0, 0, 0
     for xb, yb in loader:
         logits = model(xb)
@@ -136,3 +138,19 @@ def train_epoch(model, loader, criterion, optimizer):
     return total / count, correct / count
 ''')["train_epoch"]
     assert grade("train_epoch_steps", train_epoch) is None
+    assert grade("train_epoch_metrics", train_epoch) is None
+
+
+def test_a_loop_that_forges_the_spies_log_still_fails():
+    """A loop with no model.train() that rewrites the spies' log (every call in training mode)
+    still fails: the weights after the epoch are what count, the log only names the mistake."""
+    untrained = next(m.cls for m in training.MUTANTS if m.name == "train_epoch_no_train_mode")
+
+    def train_epoch(model, loader, criterion, optimizer):
+        result = untrained(model, loader, criterion, optimizer)
+        log = criterion._spied[3].log
+        log[:] = [entry[:4] + (True,) for entry in log]
+        return result
+    with trusting([train_epoch]):
+        message = grade("train_epoch_steps", train_epoch)
+    assert message is not None and "parameter 0 after train_epoch is wrong" in message

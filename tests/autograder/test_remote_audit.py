@@ -15,11 +15,12 @@ import pytest
 
 from autograder.audit import audit_mutant
 from autograder.audit_remote import agent_kernel, remote_failure
-from autograder.mutants import catalogue
+from autograder.mutants import catalogue, variants
 from autograder.registry import CHECKS
 
 REMOTE = list(CHECKS.values())
 MUTANTS = [m for m in catalogue() if any(m.target in check.targets for check in REMOTE)]
+VARIANTS = variants()
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +42,10 @@ def test_a_mutant_fails_from_outside_where_it_fails_in_process(kernel, mutant):
     assert [name for name, message in messages.items() if message is None] == []
     if expected.diagnosed:
         assert any(mutant.diagnosis.lower() in m.lower() for m in messages.values()), messages
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_a_variant_passes_every_check_from_outside(kernel, variant):
+    failures = {check.name: remote_failure(kernel, check, variant) for check in REMOTE
+                if variant.target in check.targets}
+    assert {name: message for name, message in failures.items() if message} == {}, variant.story

@@ -31,13 +31,15 @@ class Attack:
     unit: str = "03_module_linear"
     cell: str = "linear"
     earns: int = 0      # points its code earns honestly (the most the test allows)
+    honest: str | None = None   # the twin in HONEST with the same code but no lie: its score caps this one's
 
     @property
     def points(self) -> int:
         return UNIT_POINTS[self.unit]
 
 
-UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20, "11_capstone": 30}   # the maximum
+UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20, "09_training": 30,
+               "11_capstone": 30}   # the maximum
 MANUAL_POINTS = {"11_capstone": 10}    # the reflection, graded by hand
 CHECKS = dict(unit="04_activations", cell="relu-classes")
 CAPSTONE = dict(unit="11_capstone", cell="model-and-training")
@@ -179,6 +181,17 @@ ATTACKS = (
            "    for entry in list(registry.CHECKS.values()):\n"
            "        registry.CHECKS[entry.name] = type(entry)(entry.name, lambda *a: None, entry.targets)\n"
            "except Exception as e:\n    print('blocked:', type(e).__name__)\n", **CHECKS),
+    Attack("deep-reply", "patches json.dumps, which the grader's agent uses once installed, so "
+           "that every reply to a check is a list nested 200,000 levels deep (the grader's "
+           "json.loads raised RecursionError, and the whole notebook went ungraded)",
+           "import json\n_dumps = json.dumps\n\n"
+           "def _deep(value, *args, **kwargs):\n"
+           "    if isinstance(value, dict) and 'id' in value and ('ok' in value or 'error' in value):\n"
+           "        head = {k: v for k, v in value.items() if k not in ('ok', 'error')}\n"
+           "        return _dumps({**head, 'ok': None}).replace(\n"
+           "            '\"ok\": null', '\"ok\": ' + '[' * 200_000 + ']' * 200_000)\n"
+           "    return _dumps(value, *args, **kwargs)\n\n"
+           "json.dumps = _deep\n", **CHECKS),
     Attack("read-reference", "reads the reference's source and runs it as its own",
            "import glob\nfor p in glob.glob('$repo/minitorch_ref/**/*.py', recursive=True):\n"
            "    exec(open(p).read())\nprint('files', len(glob.glob('$repo/minitorch_ref/*')))\n"
@@ -205,6 +218,93 @@ ATTACKS = (
     DEFERRED_TRAINING, LOOKUP_TABLE, SLOW_EVERYTHING,
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
+
+
+# ---------------------------------------------------------------------------- lies about the kernel
+# A submission with real bugs that forges what its kernel says about itself: the warnings a call
+# raised, the grader's spies' logs. Its honest twin (``HONEST``: the same code without the lie)
+# sets what it may score; before the rule "no point from what the kernel reports about itself",
+# each lie below scored more than its twin.
+SIGMOID = dict(unit="04_activations", cell="sigmoid-classes")
+LOOP = dict(unit="09_training", cell="train-epoch")
+NAIVE_SIGMOID = ("class Sigmoid(Activation):\n    def function(self, x):\n$body"
+                 "    def derivative(self):\n        return self.output * (1 - self.output)\n")
+NAIVE = "        return 1 / (1 + np.exp(-x))\n"
+SILENCED = "        with np.errstate(all='ignore'):\n            return 1 / (1 + np.exp(-x))\n"
+QUIET_AGENT = ("_agent = globals().get('_minitorch_grader_agent')\n"
+               "if _agent is not None:   # installed by the hidden cells above\n"
+               "    _agent.op_warned = lambda function, args, kwargs: (function(*args, **kwargs), [])\n")
+# Unit 9's loop with three catalogued bugs: no model.train(), the plain mean of the batch
+# losses, the callback before the scheduler. ``_told`` is the spies' log, if it is reachable.
+BUGGY_LOOP = {
+    "train-epoch": (
+        "def _told(spy):\n    try:\n        return object.__getattribute__(spy, '_spied')[3].log\n"
+        "    except Exception:\n        return []\n\n\n"
+        "def train_epoch(model, loader, criterion, optimizer):\n"
+        "    start, losses, correct, count = len(_told(criterion)), [], 0, 0\n"
+        "    for xb, yb in loader:\n        logits = model(xb)\n        losses.append(criterion(logits, yb))\n"
+        "        optimizer.zero_grad()\n        model.backward(criterion.backward())\n        optimizer.step()\n"
+        "        correct += int(np.sum(logits.argmax(axis=1) == yb))\n        count += len(yb)\n"
+        "    mean = float(np.mean(losses))\n$forge_epoch"
+        "    return mean, correct / count\n"),
+    "evaluate": (
+        "def evaluate(model, X, y, criterion):\n    model.eval()\n    logits = model(X)\n"
+        "    return float(criterion(logits, y)), float(np.mean(logits.argmax(axis=1) == y))\n"),
+    "fit": (
+        "def fit(model, train_loader, criterion, optimizer, epochs, test_data=None, scheduler=None,\n"
+        "        callback=None):\n"
+        "    history = {'train_loss': [], 'test_loss': [], 'train_acc': [], 'test_acc': []}\n"
+        "    for _ in range(epochs):\n"
+        "        loss, acc = train_epoch(model, train_loader, criterion, optimizer)\n"
+        "        history['train_loss'].append(loss)\n        history['train_acc'].append(acc)\n"
+        "        if test_data is not None:\n            loss, acc = evaluate(model, *test_data, criterion)\n"
+        "            history['test_loss'].append(loss)\n            history['test_acc'].append(acc)\n"
+        "        if callback is not None:\n            callback(history)\n"
+        "        if scheduler is not None:\n            scheduler.step()\n$forge_order"
+        "    return history\n"),
+}
+# Rewrites the log in place: every call in training mode, every loss of the epoch equal to
+# the plain mean returned (so that the size-weighted mean recomputed from it agrees), and
+# the scheduler's step before the callback.
+FORGED_EPOCH = ("    log = _told(criterion)\n    for i in range(start, len(log)):\n"
+                "        who, method, args, result, _ = log[i]\n"
+                "        log[i] = (who, method, args, mean if who == 'criterion' and method == "
+                "'forward' else result, True)\n")
+FORGED_ORDER = ("        log = _told(criterion)\n"
+                "        if [e[0] for e in log[-2:]] == ['callback', 'scheduler']:\n"
+                "            log[-2:] = log[-2:][::-1]\n")
+
+
+def _appended(unit_cells: dict[str, str], **values: str) -> Callable[[NotebookNode], None]:
+    """A tamper that appends code (templates filled with ``values``) to solution cells."""
+    def tamper(nb: NotebookNode) -> None:
+        for grade_id, text in unit_cells.items():
+            _grade_cell(nb, grade_id).source += "\n\n" + Template(text).substitute(values)
+    return tamper
+
+
+def _loop(forge_epoch: str = "", forge_order: str = "") -> Callable[[NotebookNode], None]:
+    return _appended(BUGGY_LOOP, forge_epoch=forge_epoch, forge_order=forge_order)
+
+
+HONEST = {   # name: (unit, tamper)
+    "naive-sigmoid": ("04_activations", _appended({"sigmoid-classes": NAIVE_SIGMOID}, body=NAIVE)),
+    "buggy-loop": ("09_training", _loop()),
+}
+LIES = (
+    Attack("errstate-sigmoid", "a naive sigmoid inside np.errstate(all='ignore'): exact values, "
+           "no overflow warning reaches the agent", "",
+           _appended({"sigmoid-classes": NAIVE_SIGMOID}, body=SILENCED), honest="naive-sigmoid",
+           **SIGMOID),
+    Attack("silenced-agent", "a naive sigmoid, and the agent's op_warned replaced by one that "
+           "reports no warning", QUIET_AGENT,
+           _appended({"sigmoid-classes": NAIVE_SIGMOID}, body=NAIVE), honest="naive-sigmoid",
+           **SIGMOID),
+    Attack("forged-spy-log", "a loop with three bugs that rewrites the spies' log: every forward "
+           "in training mode, the losses equal to its plain mean, the scheduler before the callback",
+           "", _loop(FORGED_EPOCH, FORGED_ORDER), honest="buggy-loop", **LOOP),
+)
+ATTACKS += LIES
 
 
 def code(attack: Attack, **values: str) -> str:

@@ -69,6 +69,11 @@ def attacked(tmp_path_factory, isolated_jupyter):
         folder = root / "submitted" / attack.name / attack.unit
         folder.mkdir(parents=True)
         nbformat.write(nb, str(folder / f"{attack.unit}.ipynb"))
+    for name, (unit, tamper) in hostile.HONEST.items():
+        nb = nbformat.read(str(_path(root, "release", unit)), as_version=4)
+        tamper(nb)
+        (root / "submitted" / name / unit).mkdir(parents=True)
+        nbformat.write(nb, str(root / "submitted" / name / unit / f"{unit}.ipynb"))
     for unit in hostile.UNIT_POINTS:
         (root / "submitted" / "victim" / unit).mkdir(parents=True)
         shutil.copy(_path(root, "source", unit), root / "submitted" / "victim" / unit)
@@ -114,7 +119,8 @@ def _cell_score(root: Path, student: str, unit: str, grade_id: str) -> float:
 
 def test_the_run_completes_and_grades_everyone(attacked):
     root, summary, _ = attacked
-    assert summary.sandbox and len(summary.results) == len(hostile.ATTACKS) + len(hostile.UNIT_POINTS)
+    assert summary.sandbox and len(summary.results) == (
+        len(hostile.ATTACKS) + len(hostile.HONEST) + len(hostile.UNIT_POINTS))
     stopped = {hostile.SLOW_EVERYTHING.name}
     assert all(r.status == ("stopped" if r.outcome.student in stopped else "graded")
                for r in summary.results), summary
@@ -122,8 +128,20 @@ def test_the_run_completes_and_grades_everyone(attacked):
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
 def test_no_point_above_the_honest_score(attacked, attack):
-    score, most = _submissions(attacked[0])[(attack.name, attack.unit)]
-    assert score <= attack.earns and most == attack.points, attack.story
+    scores = _submissions(attacked[0])
+    score, most = scores[(attack.name, attack.unit)]
+    if attack.honest:       # exactly its honest twin's score: the lie gains nothing
+        twin = scores[(attack.honest, attack.unit)][0]
+        assert (score, most) == (twin, attack.points), attack.story
+    else:
+        assert score <= attack.earns and most == attack.points, attack.story
+
+
+@pytest.mark.parametrize("name", hostile.HONEST)
+def test_the_honest_twins_lose_points_for_their_bugs(attacked, name):
+    unit = hostile.HONEST[name][0]
+    score, most = _submissions(attacked[0])[(name, unit)]
+    assert 0 < score < most
 
 
 def test_training_moved_into_eval_does_not_escape_the_budget(attacked):
