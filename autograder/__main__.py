@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
     grade.add_argument("--memory-gb", type=float, default=4.0, help="memory per kernel (GiB)")
+    grade.add_argument("--job-seconds", type=int, help="each submission's time budget (default: "
+                                                       "its unit's, autograder/pipeline/budget.py)")
     grade.add_argument("--keep", action="store_true", help="keep the job folders (debugging)")
     grade.add_argument("--no-sandbox", action="store_false", dest="sandbox",
                        help="run kernels without bubblewrap (where it cannot run, e.g. macOS); "
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         from autograder.pipeline.grade import GradingError, grade
         from autograder.pipeline.job import GiB, Limits
         from autograder.pipeline.tls import TLSError, TLSFiles
-        limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
+        limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB),
+                        job_seconds=args.job_seconds)
         try:
             tls_files = TLSFiles.given(args.tls_ca_file, args.tls_cert, args.tls_key)
             summary = grade(course, args.assignments or None, args.students, args.workers, limits,

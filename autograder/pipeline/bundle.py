@@ -39,8 +39,9 @@ from autograder.pipeline.student_guide import guide
 # What students run: Jupyter, the notebooks' imports, the course's own dependencies,
 # and nbgrader (its Validate button; unit 1's environment check asks for it).
 STUDENT_PACKAGES = ("numpy", "scipy", "matplotlib", "ipywidgets", "ipykernel", "jupyterlab",
-                    "notebook", "nbgrader", "mlxtend", "scikit-learn")
-COURSE_DEPENDENCIES = ("numpy", "matplotlib", "ipywidgets", "mlxtend", "scikit-learn")
+                    "notebook", "nbgrader", "mlxtend", "scikit-learn", "threadpoolctl")
+COURSE_DEPENDENCIES = ("numpy", "matplotlib", "ipywidgets", "mlxtend", "scikit-learn",
+                       "threadpoolctl")
 FORBIDDEN = ("minitorch_ref", "autograder", "source/")
 
 PYPROJECT = """[build-system]

@@ -32,6 +32,11 @@ from autograder.pipeline.job import Job, Limits, Material, Result
 from autograder.pipeline.tls import TLSFiles
 
 
+# A result's status, other than "graded": what the run's summary says of it
+FLAGGED = {"failed": "could not grade, scored 0",
+           "stopped": "stopped at the job's time budget, scored on what finished"}
+
+
 class GradingError(RuntimeError):
     """The run cannot start (an assignment never generated, an unreachable cluster, ...)."""
 
@@ -68,9 +73,11 @@ class Summary:
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
                 f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
                 f"{len(self.flagged)} flagged for review")
-        if self.failed:
-            text += " (could not grade, scored 0): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed)
+        for status, why in FLAGGED.items():
+            names = [f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed
+                     if r.status == status]
+            if names:
+                text += f" ({why}): {', '.join(names)}"
         for flag in Flag:
             text += _unscored_text(flag, self.unscored)
         if self.interrupted:
@@ -118,7 +125,8 @@ def _install(files: dict[str, bytes], destination: Path, trusted: set[str]) -> N
 def pending(course: Course, assignments: list[str], students: list[str] | None, force: bool
             ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
     """Submissions to grade, those skipped because they are unchanged since grading, and why
-    each submission whose names are unsafe is refused (``Course.unsafe``)."""
+    each submission whose names are unsafe is refused (``Course.unsafe``). A submission
+    stopped at its time budget is skipped too: grading it again would take as long."""
     todo, skipped, refused = [], [], []
     for student, assignment in course.submissions(assignments, students):
         why = course.unsafe(student, assignment)
@@ -126,7 +134,7 @@ def pending(course: Course, assignments: list[str], students: list[str] | None, 
             refused.append(why)
             continue
         record = course.record(student, assignment)
-        unchanged = (record.get("status") == "graded" and not record.get("unscored")
+        unchanged = (record.get("status") in ("graded", "stopped") and not record.get("unscored")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
     return todo, skipped, refused
