@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, fingerprint, gradebook
+from autograder.pipeline import bwrap, copies, fingerprint, gradebook
 from autograder.pipeline.course import Course, digest, read_files, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.job import Job, Limits, Material, Result
@@ -41,6 +41,7 @@ class Summary:
     sandbox: bool = True
     interrupted: bool = False
     newcomers: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
 
     @property
     def flagged(self) -> list[Result]:
@@ -58,6 +59,11 @@ class Summary:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.copies:
+            more = f" and {len(self.copies) - 5} more" if len(self.copies) > 5 else ""
+            text += (f"; {len(self.copies)} solution cell(s) copy the reference, for review "
+                     f"(scores unchanged; the class report lists them): "
+                     f"{', '.join(self.copies[:5])}{more}")
         if self.newcomers:
             text += ("; graded and added to the gradebook, but not on its student list before: "
                      f"{', '.join(self.newcomers)} (a typo, or a late enrolment? "
@@ -175,6 +181,13 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     return summary
 
 
+def _copies(course: Course, result: Result) -> list[str]:
+    """The reference solution cells a result reproduces (written into its record)."""
+    student, unit = result.outcome.student, result.outcome.assignment
+    return [f"{student}/{unit} ({found['cell']})"
+            for found in copies.flag(course, unit, result.files)]
+
+
 def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
                shared: Material, summary: Summary, progress: bool) -> None:
     """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
@@ -183,6 +196,7 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
         try:
             for result in executor.results(jobs, total, shared, progress):
                 gradebook.merge(gb, result.outcome)
+                summary.copies += _copies(course, result)
                 _install(result.files, course.autograded(result.outcome.student,
                                                          result.outcome.assignment))
                 summary.results.append(result)

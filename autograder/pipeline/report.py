@@ -7,7 +7,8 @@ embedded as PNG) from the gradebook and the graded notebooks:
 - the pass rate of every graded cell, named by the check it runs;
 - the most frequent diagnosed mistakes: the ``Likely mistake:`` lines of failing
   cells' messages, grouped (numbers ignored), with how many students made each;
-- the submissions the grader had to repair or stop (its notes).
+- the submissions the grader had to repair or stop (its notes);
+- the solution cells that copy the reference (``copies``, flagged by the grader).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class ClassData:
     examples: dict[tuple[str, str], str] = field(default_factory=dict)
     notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
     unsandboxed: list[tuple[str, str]] = field(default_factory=list)  # graded with --no-sandbox
+    copies: list[tuple[str, str, str]] = field(default_factory=list)  # student, unit, cell
 
 
 def _label(gb: Gradebook, grade_id: str, notebook: str, unit: str) -> str:
@@ -85,6 +87,7 @@ def collect(root: Path) -> ClassData:
                 data.notes += [(student, unit, note) for note in record.get("notes", [])]
                 if record.get("sandbox") is False:
                     data.unsandboxed.append((student, unit))
+                data.copies += _copies(record, student, unit)
     return data
 
 
@@ -100,6 +103,23 @@ def _read_notebook(data: ClassData, course: Course, student: str, unit: str, nam
             seen.add(key)
             data.mistakes[key] += 1
             data.examples.setdefault(key, text)
+
+
+def _copies(record: dict, student: str, unit: str) -> list[tuple[str, str, str]]:
+    """The reference solution cells the grader found copied in one submission (its record)."""
+    return [(student, unit, str(found.get("cell"))) for found in record.get("copies", [])
+            if isinstance(found, dict)]
+
+
+def copies_section(data: ClassData) -> str:
+    """The report's list of solution cells that copy the reference: leads to review, since a
+    copy scores what the reference scores (``autograder.pipeline.copies``)."""
+    rows = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(c)}</td></tr>"
+                   for s, u, c in data.copies)
+    return ("<h2>Solution cells that copy the reference</h2>\n<p>Every solution region of the "
+            "cell is in what the student wrote, as the reference (or a later unit's provided "
+            "cell) has it, comments and formatting aside; scores are unchanged. Review them.</p>"
+            "\n<table><tr><th>student</th><th>unit</th><th>cell</th></tr>" + rows + "</table>")
 
 
 def _png(fig) -> str:
@@ -166,6 +186,7 @@ img{{max-width:100%}}.warning{{background:#fde;padding:.5em;border:1px solid #D5
 <table><tr><th>students</th><th>unit and check</th><th>likely mistake</th></tr>{rows}</table>
 <h2>Submissions the grader repaired or stopped</h2>
 <table><tr><th>student</th><th>unit</th><th>note</th></tr>{notes}</table>
+{copies_section(data)}
 </body></html>"""
 
 
