@@ -20,12 +20,18 @@ from autograder.pipeline.course import tool_env
 pytestmark = pytest.mark.pipeline
 UNITS = ("01_setup", "02_gradients", "03_module_linear", "04_activations")
 TERM = """\
-timezone = "UTC"
-[units]
-01_setup         = { opens = 2026-11-02, closes = 2026-11-08 }
-02_gradients     = { opens = 2026-11-09, closes = 2026-11-15 }
-03_module_linear = { opens = 2026-11-16, closes = 2026-12-01 }
-04_activations   = { opens = 2026-12-02, closes = 2026-12-08 }
+# One table per unit: the other way TOML spells what the course's schedule.toml writes inline.
+[units.01_setup]
+opens = 2026-11-02
+closes = 2026-11-08
+
+[units.02_gradients]
+opens = 2026-11-09
+closes = 2026-11-15T18:00:00Z
+
+[units.03_module_linear]
+opens = 2026-11-16
+closes = 2026-12-01
 """
 REFUSAL = ("refusing to release 04_activations: it carries the solutions of 03_module_linear, "
            "which closes on 2026-12-01")
