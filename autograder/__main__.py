@@ -113,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
 def _bundle(course: Path, args: argparse.Namespace) -> int:
     from autograder.notebooks.handout import HandoutError, as_of
     from autograder.notebooks.schedule import ScheduleError
+    from autograder.notebooks.sync import SyncError
     from autograder.pipeline.bundle import BundleError, build
     try:
         now = as_of(course, args.as_of)
         print(f"wrote {build(course, args.out, args.units, now, args.ignore_schedule)}")
-    except (BundleError, HandoutError, ScheduleError) as error:
+    except (BundleError, HandoutError, ScheduleError, SyncError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

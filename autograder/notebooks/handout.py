@@ -17,7 +17,7 @@ from pathlib import Path
 from autograder.notebooks.schedule import FILE, Schedule, ScheduleError, Window, load, moment
 from autograder.notebooks.schedule import now as clock
 from autograder.notebooks.sync import providers, solutions_carried
-from autograder.notebooks.units import Unit, read, units
+from autograder.notebooks.units import read, units
 
 
 class HandoutError(RuntimeError):
@@ -69,10 +69,9 @@ def check(root: Path, names: list[str], now: datetime | None = None,
         return [f"releasing {name} with the solutions of {_and(units_)} without "
                 "checking the schedule (ignore_schedule)" for name, units_ in carrying.items()
                 if units_]
-    schedule = load(root, [u.name for u in units(root)])
-    moment = now or clock()
+    schedule, at = _schedule(root), now or clock()
     refusals = [refusal(name, blockers, schedule) for name, carries in carrying.items()
-                if (blockers := still_open(carries, schedule, moment))]
+                if (blockers := still_open(carries, schedule, at))]
     if refusals:
         raise HandoutError("\n".join(refusals))
     return []
@@ -80,14 +79,14 @@ def check(root: Path, names: list[str], now: datetime | None = None,
 
 def chosen(root: Path, names: list[str] | None, now: datetime | None = None) -> list[str]:
     """The units to hand out: ``names``, else those the schedule has opened by ``now``."""
-    course = [u.name for u in units(root) if Unit(u.name, root).release.exists()]
+    course = [u.name for u in units(root) if u.release.exists()]
     if names:
         unknown = sorted(set(names) - set(course))
         if unknown:
             raise HandoutError(f"no release notebook for {_and(unknown)} (the units are "
                                f"{', '.join(course)})")
         return [u for u in course if u in names]
-    schedule = load(root, [u.name for u in units(root)])
+    schedule = _schedule(root)
     if schedule is None:
         raise HandoutError(f"which units go out? There is no {FILE} at {root} and no units "
                            "were named (--units 01_setup 02_gradients ...)")
@@ -104,7 +103,7 @@ def as_of(root: Path, text: str | None) -> datetime | None:
     it has no offset; None (the clock) when ``text`` is empty."""
     if not text:
         return None
-    schedule = load(root, [u.name for u in units(root)])
+    schedule = _schedule(root)
     return schedule.moment(text) if schedule else moment(text)
 
 
@@ -112,7 +111,7 @@ def plan_problems(root: Path) -> list[str]:
     """Where ``schedule.toml`` breaks the rule or cannot be read: a unit that opens before a
     unit whose solutions it carries closes, or that carries an unscheduled unit's solutions."""
     try:
-        schedule = load(root, [u.name for u in units(root)])
+        schedule = _schedule(root)
     except ScheduleError as error:
         return [str(error)]
     if schedule is None:
@@ -130,17 +129,21 @@ def plan_problems(root: Path) -> list[str]:
 
 def timetable(root: Path, now: datetime | None = None) -> list[str]:
     """The term, one line per unit: its window, what it carries, and where it stands now."""
-    schedule = load(root, [u.name for u in units(root)])
-    moment, windows = now or clock(), schedule.windows if schedule else {}
+    schedule = _schedule(root)
+    at, windows = now or clock(), schedule.windows if schedule else {}
     lines = [f"{'unit':<18} {'opens':<17} {'closes':<31} {'now':<8} carries the solutions of units"]
     for name, carries in carried(root, [u.name for u in units(root)]).items():
         window = windows.get(name)
-        state = ("-" if window is None else "closed" if window.has_closed(moment) else
-                 "open" if window.opens <= moment else "not yet")
+        state = ("-" if window is None else "closed" if window.has_closed(at) else
+                 "open" if window.opens <= at else "not yet")
         opens = f"{window.opens:%Y-%m-%d %H:%M}" if window else "(not scheduled)"
         lines.append(f"{name:<18} {opens:<17} {window.closes_as_written if window else '':<31} "
                      f"{state:<8} {' '.join(u[:2] for u in carries) or '-'}")
     return lines
+
+
+def _schedule(root: Path) -> Schedule | None:
+    return load(root, [u.name for u in units(root)])
 
 
 def _and(names: list[str]) -> str:

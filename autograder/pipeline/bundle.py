@@ -124,7 +124,11 @@ def handed_out(course: Course, units: list[str] | None, now: datetime | None,
     """The units that go out now (named, else opened by the schedule), each allowed to: a
     ``HandoutError`` names every unit that would carry an open unit's solutions."""
     chosen = handout.chosen(course.root, units, now)
-    for warning in handout.check(course.root, chosen, now, ignore_schedule):
+    try:
+        warnings = handout.check(course.root, chosen, now, ignore_schedule)
+    except handout.HandoutError as error:
+        raise handout.HandoutError(f"{error}\n(to ship it anyway: --ignore-schedule)") from None
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return chosen
 
