@@ -22,8 +22,8 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from autograder.notebooks.units import (ROOT, Unit, dumps, is_solution, minitorch, normalise, read,
-                                        units, write)
+from autograder.notebooks.units import (ROOT, UNIT_NAME, Unit, dumps, is_solution, minitorch,
+                                        normalise, read, units, write)
 
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
@@ -108,9 +108,14 @@ def solutions_carried(nb: NotebookNode, unit: Unit, by_unit: dict[str, list[Prov
                       ) -> list[str]:
     """The earlier units whose solution cells ``nb``'s provided cells hold, in course order:
     what a student of those units could copy from ``nb``. Given read-only code (unit 3's
-    ``Module``) does not count."""
+    ``Module``) does not count, nor a unit named that the course does not have (a scratch
+    course of a few units): it has no students to copy into."""
+    def present(entry: str) -> bool:
+        return entry in by_unit or not UNIT_NAME.match(entry)
+
     carried = {provider.unit for cell in nb.cells
-               for provider in resolve(list(minitorch(cell).get("provided_from", ())), unit, by_unit)
+               for provider in resolve([e for e in minitorch(cell).get("provided_from", ())
+                                        if present(e)], unit, by_unit)
                if provider.solution}
     return [u.name for u in sorted(carried, key=lambda u: u.number)]
 

@@ -175,6 +175,8 @@ def test_a_provided_cell_carries_the_solutions_of_solution_cells_only(course):
     only_k = read(unit.source)
     only_k.cells = [c for c in only_k.cells if c.get("id") != "all-of-01"]
     assert solutions_carried(only_k, unit, by_unit) == []
+    only_k.cells[1].metadata["minitorch"]["provided_from"] = ["K", "00_not_in_this_course"]
+    assert solutions_carried(only_k, unit, by_unit) == []
 
 
 def test_lint_accepts_the_made_up_unit(course):
