@@ -29,16 +29,16 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        rng = default_rng() if rng is None else rng
+        rng = rng or default_rng()
+        limit = np.sqrt(1 / in_features)
+        draw = lambda *shape: Parameter(rng.uniform(low=-limit, high=limit, size=shape).astype(dtype))
+        self.weight = draw(in_features, out_features)
+        self.bias = draw(out_features) if bias else None
         self.input = None
-        k = 1 / in_features ** 0.5
-        self.weight = Parameter(rng.uniform(-k, k, (in_features, out_features)).astype(dtype))
-        self.bias = Parameter(rng.uniform(-k, k, out_features).astype(dtype)) if bias else None
 
     def forward(self, x):
         self.input = x
-        out = x @ self.weight.data
-        return out + self.bias.data if self.bias is not None else out
+        return x @ self.weight.data + (0 if self.bias is None else self.bias.data)
 
     def backward(self, grad_output):
         self.weight.grad += self.input.T @ grad_output
