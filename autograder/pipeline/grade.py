@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, fingerprint, gradebook, inert, names
+from autograder.pipeline import bwrap, copies, fingerprint, gradebook, inert, names
 from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.flags import Flag
@@ -50,6 +50,7 @@ class Summary:
     sandbox: bool = True
     interrupted: bool = False
     newcomers: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
     refused: list[str] = field(default_factory=list)
 
     @property
@@ -84,6 +85,11 @@ class Summary:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.copies:
+            more = f" and {len(self.copies) - 5} more" if len(self.copies) > 5 else ""
+            text += (f"; {len(self.copies)} solution cell(s) copy the reference, for review "
+                     f"(scores unchanged; the class report lists them): "
+                     f"{', '.join(self.copies[:5])}{more}")
         if self.refused:
             text += (f"; REFUSED {len(self.refused)} submission(s) with unsafe names (not graded, "
                      f"not added to the gradebook): {'; '.join(self.refused)}")
@@ -230,6 +236,13 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     return summary
 
 
+def _copies(course: Course, result: Result) -> list[str]:
+    """The reference solution cells a result reproduces (written into its record)."""
+    student, unit = result.outcome.student, result.outcome.assignment
+    return [f"{student}/{unit} ({found['cell']})"
+            for found in copies.flag(course, unit, result.files)]
+
+
 def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
                shared: Material, summary: Summary, progress: bool) -> None:
     """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
@@ -240,6 +253,7 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
             for result in executor.results(jobs, total, shared, progress):
                 student, assignment = result.outcome.student, result.outcome.assignment
                 gradebook.merge(gb, result.outcome)
+                summary.copies += _copies(course, result)
                 if assignment not in trusted:
                     trusted[assignment] = inert.instructor_sources(course.release(assignment))
                 _install(result.files, course.autograded(student, assignment), trusted[assignment])
