@@ -25,8 +25,10 @@ demo: $(STAMP)
 
 # The instructor's JupyterLab at the course root: Formgrader (it runs .venv/bin/alembic, so the
 # venv's bin goes on PATH), the Assignments tab, Validate. The exchange: see nbgrader_config.py.
+# hub/instructor/ (as on the hub) makes the server send a script policy (autograder/pipeline/csp.py).
 lab: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/hub/instructor" \
+	  $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
 
 # The course's JupyterHub on http://127.0.0.1:8000 (hub/jupyterhub_config.py: one instructor,
 # students alice, bob and carol by default, the password printed when MINITORCH_HUB_PASSWORD is
@@ -40,9 +42,10 @@ $(PROXY): hub/package.json hub/package-lock.json
 hub: $(STAMP) $(PROXY)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
-# What students get: release notebooks, the `course` wheel, requirements.txt (build/student-bundle).
+# What students get: the release notebooks of the units schedule.toml has opened (or
+# BUNDLE_FLAGS="--units 01_setup 02_gradients"), the `course` wheel, requirements.txt.
 student-bundle: $(STAMP)
-	$(BIN)/python -m autograder bundle --out build/student-bundle
+	$(BIN)/python -m autograder bundle --out build/student-bundle $(BUNDLE_FLAGS)
 
 # The hub's browser test needs the proxy: without npm it skips (under CI=true it fails).
 test: $(STAMP)

@@ -124,11 +124,14 @@ def _per_user(spawner) -> None:
     """The instructor opens the course; a student opens their home, as themselves.
 
     Servers start in their user's home, and nbgrader's extensions read ``nbgrader_config.py``
-    from there or from ``JUPYTER_CONFIG_PATH``: the instructor's path holds the course's.
+    from there or from ``JUPYTER_CONFIG_PATH``: the instructor's path holds the course's, and
+    ``hub/instructor/``, whose server configuration sends a script policy with every page
+    (``autograder/pipeline/csp.py``), as ``make lab`` does.
     """
     if spawner.user.name == INSTRUCTOR:
         spawner.notebook_dir = str(COURSE)
-        spawner.environment = dict(SHARED, JUPYTER_CONFIG_PATH=str(COURSE))
+        spawner.environment = dict(SHARED, JUPYTER_CONFIG_PATH=os.pathsep.join(
+            [str(COURSE), str(HUB / "instructor")]))
     else:
         spawner.notebook_dir = spawner.home_dir
         spawner.environment = dict(SHARED, JUPYTER_CONFIG_PATH=str(HUB / "student"))
