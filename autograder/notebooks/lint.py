@@ -26,7 +26,7 @@ from nbformat import NotebookNode
 
 from autograder.notebooks.figures import FIGURE_TAG, is_figure
 from autograder.notebooks.units import (
-    ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise, points,
+    ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise,
     read, units,
 )
 
@@ -218,7 +218,7 @@ def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
         elif is_solution(cell) and not any(is_visible_test(c) for c in later):
             problems.append(f"{where}: no visible test (a locked cell tagged "
                             f"'{VISIBLE_TEST}') follows this solution cell")
-    total = points(nb)
+    total = sum(_scored(cell) for cell in nb.cells)   # autograded and graded by hand
     if total <= 0 or total % POINTS_MULTIPLE:
         problems.append(f"{unit}: total points {total:g} is not a positive multiple of {POINTS_MULTIPLE}")
     return problems

@@ -19,10 +19,10 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
 import autograder.checks  # noqa: F401  (registers every check)
-from autograder.registry import CHECKS, SECONDS_PER_CHECK
+from autograder.registry import CHECKS, SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel, ChannelError
 from autograder.remote.errors import GraderFault
-from autograder.remote.proxy import RemoteError, Session
+from autograder.remote.proxy import Remote, RemoteError, Session
 from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
 
@@ -63,14 +63,20 @@ def faulted(outputs: list[NotebookNode]) -> str | None:
     return next((o.evalue for o in outputs if o.get("ename") == FAULT), None)
 
 
+def arguments(session: Session, check: Check, names: list[str]) -> list[Remote]:
+    """The stand-ins of the kernel's ``names`` for ``check``'s parameters, in order: a class or
+    function by name, and for a parameter that takes an answer, a handle to the value."""
+    return [session.answer(name) if parameter in check.answers else session.lookup(name)
+            for parameter, name in zip(check.targets, names)]
+
+
 def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
     """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``."""
     if name not in CHECKS:      # the hidden cell is the course's, restored before grading
         return [fault_output(f"it has no check named {name}")]
     session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
     try:
-        targets = [session.lookup(arg) for arg in args]
-        CHECKS[name].run(*targets)
+        CHECKS[name].run(*arguments(session, CHECKS[name], args))
     except CheckFailure as failure:
         return [failure_output(str(failure))]
     except RemoteError as error:    # a name the notebook never defined
