@@ -58,7 +58,8 @@ def _register(function: Callable, hears: frozenset[str], answers: frozenset[str]
     signature = inspect.signature(function)
     targets = tuple(signature.parameters)
     if not answers <= set(targets):
-        raise ValueError(f"{function.__name__} has no parameter named {sorted(answers - set(targets))}")
+        raise ValueError(f"{function.__name__} has no parameter named "
+                         f"{sorted(answers - set(targets))}")
 
     @functools.wraps(function)
     def run(*classes, **named):

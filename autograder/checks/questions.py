@@ -38,8 +38,9 @@ class Choice:
     def judge(self, what: str, answer: object) -> None:
         problem = choice_problem(what, answer, self.choices)
         expect(problem is None, f"Question {self.number}: {problem}")
-        expect(answer.strip().lower() == self.right,
-               f"Question {self.number}: {answer.strip().lower()!r} is not the right answer. {self.hint}")
+        given = answer.strip().lower()
+        expect(given == self.right,
+               f"Question {self.number}: {given!r} is not the right answer. {self.hint}")
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ def _value(name: str, answer: object) -> object:
         return answer
     value = answer._session.value(answer)
     if isinstance(value, Remote):
-        fail(f"{name} holds a {value._type:.40} object; the answer is a string or a number.")
+        fail(f"{name} holds an object of type {value._type:.40}; the answer is a string or a "
+             "number.")
     return value
 
 

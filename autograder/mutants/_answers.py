@@ -26,7 +26,8 @@ def answer(name: str) -> object:
         if unit.name.startswith(match["unit"] + "_"):
             for cell in read(unit.source).cells:
                 if is_solution(cell) and re.search(rf"^{name}\s*=", cell.source, re.MULTILINE):
-                    exec(compile(reference_code(cell.source), f"<{unit} {name}>", "exec"), namespace)
+                    code = compile(reference_code(cell.source), f"<{unit} {name}>", "exec")
+                    exec(code, namespace)
     if name not in namespace:
         raise LookupError(f"no solution cell sets {name}")
     return namespace[name]

@@ -2,7 +2,7 @@
 
 Source notebooks: canonical form (no outputs), unique cell ids, nbgrader metadata
 that autogrades (solution cells with markers, locked grade cells with points,
-a round total; a heading that states points states exactly those graded in its
+a round total, hand-graded points included; a heading that states points states exactly those graded in its
 section, and every graded cell lies in such a section), a visible test (a locked
 cell tagged ``visible-test``) after every solution cell, hidden test cells that are only ``from autograder import
 check`` and one registered ``check.<name>(...)`` call, no other code mentioning

@@ -2,7 +2,8 @@
 
 A hidden cell is ``from autograder import check`` and one ``check.NAME(Class, ...)``
 line. ``grade`` never sends it to the kernel: it looks the named classes up in the
-kernel (as ``Remote`` stand-ins), runs the registered check here, where the reference
+kernel (as ``Remote`` stand-ins; for a question's answer, a handle to the value), runs
+the registered check here, where the reference
 and the check code live (what a check hands the student's code is data, or a double the
 agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the
 check passes, one ``CheckFailure`` error output with the check's message when it fails. nbgrader

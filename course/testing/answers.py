@@ -21,7 +21,7 @@ def choice_problem(what: str, answer: object, choices: str) -> str | None:
     listed = ", ".join(f'"{c}"' for c in choices)
     if answer is None:
         return f"{what} is not answered yet: set it to one of {listed}."
-    if not isinstance(answer, str) or answer.strip().lower() not in choices:
+    if not isinstance(answer, str) or answer.strip().lower() not in list(choices):
         return f"{what} = {answer!r:.60}: the answer is one of the strings {listed}."
     return None
 
