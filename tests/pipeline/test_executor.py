@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -27,16 +25,14 @@ from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
 from autograder.pipeline import feedback
-from autograder.pipeline.demo.scenario import TIMESTAMP, make_course
 from autograder.pipeline.course import Course
 from autograder.pipeline.grade import GradingError, grade, pending
 from autograder.pipeline.job import Limits
 from autograder.pipeline.report import write_report
+from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in, scratch_course,
+                             tls_options, total)
 
 pytestmark = pytest.mark.pipeline
-UNIT = "01_setup"
-DASK = str(Path(sys.executable).parent / "dask")
-LIMITS = Limits(cell_timeout=30)
 # pidfd_send_signal raises no audit event, so the unsandboxed kernel's guard does not stop it
 KILL_PARENT = ("import os, signal\n"
                "signal.pidfd_send_signal(os.pidfd_open(os.getppid()), signal.SIGKILL)")
@@ -44,34 +40,7 @@ KILL_PARENT = ("import os, signal\n"
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory, isolated_jupyter) -> Path:
-    root = tmp_path_factory.mktemp("executor") / "course"
-    make_course(root, [UNIT])
-    return root
-
-
-def _notebook(root: Path, kind: str, extra: str | None = None) -> nbformat.NotebookNode:
-    nb = nbformat.read(str(root / kind / UNIT / f"{UNIT}.ipynb"), as_version=4)
-    if extra is not None:
-        nb.cells.insert(1, nbformat.v4.new_code_cell(extra))
-    return nb
-
-
-def hand_in(root: Path, student: str, kind: str = "source", extra: str | None = None) -> None:
-    """``student`` hands in the solution (``source``) or the release, with ``extra`` code run
-    right after the set-up cell."""
-    folder = root / "submitted" / student / UNIT
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(_notebook(root, kind, extra), str(folder / f"{UNIT}.ipynb"))
-    (folder / "timestamp.txt").write_text(TIMESTAMP)
-
-
-def total(root: Path, student: str) -> float:
-    with sqlite3.connect(root / "gradebook.db") as db:
-        return db.execute(
-            "SELECT SUM(COALESCE(g.auto_score, 0)) FROM grade g "
-            "JOIN submitted_notebook n ON g.notebook_id = n.id "
-            "JOIN submitted_assignment a ON n.assignment_id = a.id "
-            "JOIN student s ON a.student_id = s.id WHERE s.id = ?", (student,)).fetchone()[0]
+    return scratch_course(tmp_path_factory.mktemp("executor"))
 
 
 def cell_grades(root: Path, student: str) -> dict[str, tuple[float | None, bool]]:
@@ -94,59 +63,15 @@ def submissions_per_student(root: Path) -> dict[str, int]:
                                "GROUP BY student_id").fetchall())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def dask_cluster(tmp_path: Path, workers: int = 1, wrap: tuple[str, ...] = (),
-                 preload: str | None = None, threads: int = 1):
-    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes of ``threads`` threads (each
-    wrapped in ``wrap``, e.g. bubblewrap); yields the address and the workers' processes."""
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    logs = tmp_path / "dask-logs"
-    logs.mkdir(exist_ok=True)
-
-    def start(name: str, args: list[str]) -> subprocess.Popen:
-        with open(logs / f"{name}.log", "w") as log:
-            return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=tmp_path)
-
-    processes = [start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port",
-                                     address.rsplit(":", 1)[1], "--no-dashboard"])]
-    extra = ["--preload", preload] if preload else []
-    worker_processes = [start(f"worker-{n}", [*wrap, DASK, "worker", address, "--nthreads", str(threads),
-                                              "--no-dashboard", *extra]) for n in range(workers)]
-    processes += worker_processes
-    try:
-        with Client(address, timeout=30) as client:
-            if workers:
-                client.wait_for_workers(workers, timeout=60)
-        yield address, worker_processes
-    finally:
-        for process in processes:
-            _kill_group(process)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
-def test_workers_that_cannot_see_the_course_grade_it(course, tmp_path):
+def test_workers_that_cannot_see_the_course_grade_it(course, credentials, tmp_path):
     for student, kind in (("blind-a", "source"), ("blind-b", "release")):
         hand_in(course, student, kind)
     hidden = ("bwrap", "--dev-bind", "/", "/", "--tmpfs", str(course), "--")
-    with dask_cluster(tmp_path, workers=1, wrap=hidden) as (address, _):
-        with Client(address) as client:
+    with dask_cluster(tmp_path, credentials, workers=1, wrap=hidden) as (address, _):
+        with Client(address, security=credentials.security()) as client:
             seen = client.run(os.listdir, str(course))
         summary = grade(course, [UNIT], ["blind-a", "blind-b"], limits=LIMITS, progress=False,
-                        scheduler=address, force=True)
+                        scheduler=address, tls_files=credentials, force=True)
     assert list(seen.values()) == [[]]             # the worker saw an empty folder there
     assert address in summary.where
     assert [r.status for r in summary.results] == ["graded", "graded"]
@@ -172,16 +97,16 @@ def _kill_when_grading(worker: subprocess.Popen, killed: threading.Event) -> Non
         time.sleep(0.05)
 
 
-def test_a_worker_killed_mid_run_loses_no_grade(course, tmp_path):
+def test_a_worker_killed_mid_run_loses_no_grade(course, credentials, tmp_path):
     students = [f"lost-{n}" for n in range(6)]
     for n, student in enumerate(students):
         hand_in(course, student, "source" if n % 2 == 0 else "release")
     killed = threading.Event()
-    with dask_cluster(tmp_path, workers=2) as (address, workers):
+    with dask_cluster(tmp_path, credentials, workers=2) as (address, workers):
         killer = threading.Thread(target=_kill_when_grading, args=(workers[0], killed))
         killer.start()
         summary = grade(course, [UNIT], students, limits=LIMITS, progress=False,
-                        scheduler=address, force=True)
+                        scheduler=address, tls_files=credentials, force=True)
         killer.join()
     assert killed.is_set(), "no job of the first worker was caught in flight"
     assert workers[0].poll() is not None
@@ -218,7 +143,7 @@ def test_a_job_lost_beyond_its_retries_leaves_every_cell_to_an_instructor(course
     assert ("poison", UNIT) in pending(Course(course), [UNIT], ["poison"], force=False)[0]
 
 
-def test_the_graders_own_failures_leave_their_cells_without_a_score(course, tmp_path):
+def test_the_graders_own_failures_leave_their_cells_without_a_score(course, credentials, tmp_path):
     """A check whose socket the grader cannot bind, a check with a bug of its own
     (``grader_faults.py``, preloaded in the worker): those cells get no score and the flag;
     the other cells, and the other student, are graded as usual, whatever marks that
@@ -231,9 +156,10 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, tmp_
         cell.metadata["autograder"] = {"flag": "grader fault", "reason": "forged"}
     nbformat.write(nb, str(forged))
     preload = Path(__file__).with_name("grader_faults.py")
-    with dask_cluster(tmp_path, workers=1, preload=str(preload)) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(preload)) as (address, _):
         summary = grade(course, [UNIT], ["fault-socket", "fault-check", "fault-free"],
-                        limits=LIMITS, progress=False, scheduler=address, force=True)
+                        limits=LIMITS, progress=False, scheduler=address, tls_files=credentials,
+                        force=True)
     assert all(r.status == "graded" for r in summary.results)
     assert set(cell_grades(course, "fault-socket").values()) == {(None, True)}
     assert cell_grades(course, "fault-check") == {
@@ -254,7 +180,7 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, tmp_
     feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
     page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
     assert "not your code" in page and "no score until an instructor grades it" in page
-    todo, skipped = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
+    todo, skipped, _ = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
                             force=False)
     assert sorted(todo) == [("fault-check", UNIT), ("fault-socket", UNIT)]   # graded again next run
     assert skipped == [("fault-free", UNIT)]
@@ -298,41 +224,45 @@ def test_nothing_of_one_student_reaches_the_next(course):
     assert "seen: False None False False False" in printed
 
 
-def test_an_unreachable_scheduler_is_named_within_seconds(course, capsys):
+def test_an_unreachable_scheduler_is_named_within_seconds(course, credentials, capsys):
     before = (course / "gradebook.db").read_bytes()
     hand_in(course, "never-graded", "source")
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"tls://127.0.0.1:{free_port()}"
     started = time.monotonic()
-    code = main(["--course", str(course), "grade", UNIT, "--scheduler", address])
+    code = main(["--course", str(course), "grade", UNIT, "--scheduler", address,
+                 *tls_options(credentials)])
     assert code == 2 and time.monotonic() - started < 20
     assert f"cannot reach the Dask scheduler at {address}" in capsys.readouterr().err
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "never-graded").exists()
 
 
-def test_workers_with_other_packages_are_refused_before_any_grade(course, tmp_path):
+def test_workers_with_other_packages_are_refused_before_any_grade(course, credentials, tmp_path):
     other = tmp_path / "other_numpy.py"
     other.write_text("from autograder.pipeline import fingerprint\n"
                      "real = fingerprint.installed()\n"
                      "fingerprint.installed = lambda: {**real, 'numpy': '1.26.4'}\n")
     hand_in(course, "refused", "source")
     before = (course / "gradebook.db").read_bytes()
-    with dask_cluster(tmp_path, workers=1, preload=str(other)) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(other)) as (address, _):
         with pytest.raises(GradingError) as refused:
-            grade(course, [UNIT], ["refused"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["refused"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     assert "numpy" in str(refused.value) and "1.26.4 there" in str(refused.value)
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "refused").exists()
 
 
-def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, tmp_path):
+def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, credentials,
+                                                                      tmp_path):
     """Two submissions at once in one worker process would share its environment and its job
     gradebook."""
     hand_in(course, "crowded", "source")
     before = (course / "gradebook.db").read_bytes()
-    with dask_cluster(tmp_path, workers=1, threads=2) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, threads=2) as (address, _):
         with pytest.raises(GradingError, match=r"\(2 threads\).*--nthreads 1"):
-            grade(course, [UNIT], ["crowded"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["crowded"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "crowded").exists()
 
@@ -346,15 +276,15 @@ def test_a_worker_refuses_a_second_submission_while_it_grades_one():
     assert not ONE_AT_A_TIME.locked()
 
 
-def test_workers_without_the_course_packages_are_refused(course, tmp_path):
+def test_workers_without_the_course_packages_are_refused(course, credentials, tmp_path):
     missing = tmp_path / "no_autograder.py"
     missing.write_text("import sys\nfor name in [m for m in sys.modules if m.startswith('autograder')]:\n"
                        "    del sys.modules[name]\nsys.modules['autograder'] = None\n")
     hand_in(course, "refused-too", "source")
-    with dask_cluster(tmp_path, workers=1, preload=str(missing)) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(missing)) as (address, _):
         with pytest.raises(GradingError, match="cannot report their packages"):
             grade(course, [UNIT], ["refused-too"], limits=LIMITS, progress=False,
-                  scheduler=address)
+                  scheduler=address, tls_files=credentials)
     assert not (course / "autograded" / "refused-too").exists()
 
 
@@ -390,21 +320,30 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
     hand_in(course, "after-too-slow", "source")
     started = time.monotonic()
     summary = grade(course, [UNIT], ["too-slow", "after-too-slow"], workers=1, force=True,
-                    limits=Limits(cell_timeout=100, job_seconds=10), progress=False)
+                    limits=Limits(cell_timeout=100, job_seconds=20), progress=False)
     results = {r.outcome.student: r for r in summary.results}
     assert time.monotonic() - started < 90
-    assert results["too-slow"].status == "failed" and total(course, "too-slow") == 0
-    assert any("took longer than 10 s and was stopped" in note for note in results["too-slow"].notes)
+    slow = results["too-slow"]
+    assert slow.status == "stopped" and slow.seconds <= 20 and total(course, "too-slow") == 0
+    assert any("Stopped at the job's time budget" in note for note in slow.notes), slow.notes
+    graded = (course / "autograded" / "too-slow" / UNIT / f"{UNIT}.ipynb").read_text()
+    assert "used up its time budget of 20 s" in graded          # on the cells it stopped
+    assert "too-slow/01_setup" in str(summary) and "stopped at the job's time budget" in str(summary)
     assert results["after-too-slow"].status == "graded" and total(course, "after-too-slow") == 10
-    assert results["too-slow"].worker == results["after-too-slow"].worker
+    assert slow.worker == results["after-too-slow"].worker
+    again = grade(course, [UNIT], ["too-slow"], workers=1, progress=False,
+                  limits=Limits(cell_timeout=100, job_seconds=20))
+    assert again.skipped == [("too-slow", UNIT)]        # it would take as long again
 
 
-def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, tmp_path, monkeypatch):
+def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, credentials, tmp_path,
+                                                                    monkeypatch):
     from autograder.pipeline import executor
     monkeypatch.setattr(executor, "WORKER_WAIT_SECONDS", 2)
-    with dask_cluster(tmp_path, workers=0) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=0) as (address, _):
         with pytest.raises(GradingError, match="no worker joined"):
-            grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     with pytest.raises(GradingError, match="--workers must be at least 1, not 0"):
         grade(course, [UNIT], ["nobody"], workers=0, limits=LIMITS, progress=False)
 
