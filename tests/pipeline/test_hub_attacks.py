@@ -137,15 +137,19 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
     anyone on the machine could subscribe to their output. Her processes listen on two TCP
     ports: her server's, which asks every request for her token, and ipykernel's pipe for
     the output of forked processes, a receive-only socket that drops what lacks its random key."""
-    kernel = _probe(alice, "from ipykernel import get_connection_info\nimport json\n"
-                           "result = [json.loads(get_connection_info())['transport'], "
-                           "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
+    kernels = _probe(alice, "import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
+                            "result = [[json.load(open(f))['transport'] for f in "
+                            "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
+                            "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
     mine = set(_processes_of((hub.state / "homes" / "alice").stat().st_uid))
-    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[1]
+    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[1:3]
                  for c in psutil.net_connections("tcp")
                  if c.status == psutil.CONN_LISTEN and c.pid in mine}
-    assert kernel[0] == "ipc" and listening.pop(kernel[1], None) == "-m", (listening, kernel)
-    assert list(listening.values()) == [f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/jupyterhub-singleuser"]
+    server = f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/jupyterhub-singleuser"
+    assert kernels[0] and set(kernels[0]) == {"ipc"}, kernels
+    assert listening[kernels[1]] == ["-m", "ipykernel_launcher"]      # this kernel's pipe
+    assert sorted(map(tuple, listening.values())) == \
+        [("-m", "ipykernel_launcher")] * len(kernels[0]) + [(server,)], listening
 
 
 def test_her_password_is_hers_alone(hub):
