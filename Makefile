@@ -25,8 +25,10 @@ demo: $(STAMP)
 
 # The instructor's JupyterLab at the course root: Formgrader (it runs .venv/bin/alembic, so the
 # venv's bin goes on PATH), the Assignments tab, Validate. The exchange: see nbgrader_config.py.
+# hub/instructor/ (as on the hub) makes the server send a script policy (autograder/pipeline/csp.py).
 lab: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/hub/instructor" \
+	  $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
 
 # The course's JupyterHub on http://127.0.0.1:8000 (hub/jupyterhub_config.py), as root on Linux:
 # each student's server in a sandbox of its own, run from the student environment, which is

@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from autograder.pipeline import exchange, unsandboxed  # noqa: E402  (needs the path above)
+from autograder.pipeline.inert import MakeInert  # noqa: E402
 from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402
 
 # The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
@@ -41,6 +42,10 @@ from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402
 # made on first use with the modes nbgrader needs (autograder/pipeline/exchange.py).
 c.CourseDirectory.course_id = exchange.course_id()
 c.Exchange.root = str(exchange.root(ROOT))
+# Collect (the command and Formgrader's button) refuses what a student could forge: another
+# student's name or account, a time in the future, links, devices, unsafe names
+# (autograder/pipeline/inbound/).
+c.ExchangeFactory.collect = "autograder.pipeline.inbound.collect.SafeCollect"
 
 # Formgrader's Autograde button would grade inside the instructor's Jupyter server, unsandboxed:
 # there it refuses and names our grader (autograder/pipeline/unsandboxed.py).
@@ -52,6 +57,7 @@ c.Execute.timeout = 30
 # A student who deletes a test cell still gets it graded (and scored 0 if failing).
 c.OverwriteCells.add_missing_cells = True
 # Feedback shows which checks failed, never the hidden test code: a hidden test cell's
-# traceback becomes its message alone, then the hidden test lines are removed.
+# traceback becomes its message alone, then the hidden test lines are removed. What the
+# student wrote or printed runs no script in the page (autograder/pipeline/inert.py).
 c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenTracebacks, ClearHiddenTests,
-                                    CSSHTMLHeaderPreprocessor]
+                                    MakeInert, CSSHTMLHeaderPreprocessor]

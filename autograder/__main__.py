@@ -1,7 +1,8 @@
 """``python -m autograder COMMAND``: the instructor's commands (run from the course directory).
 
     grade     autograde submissions on Dask (``--workers N`` local processes, or
-              ``--scheduler tcp://HOST:PORT``), merging into the gradebook as results arrive
+              ``--scheduler tls://HOST:PORT`` with ``--tls-*`` files), merging into the
+              gradebook as results arrive
     feedback  generate feedback HTML in parallel (hidden tests never shown)
     manual-grades  hand-graded scores and comments from a CSV (student, assignment, grade_id, score, comment)
     export    the grades as CSV (``nbgrader export``)
@@ -27,8 +28,15 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("assignments", nargs="*", help="assignments (default: every unit)")
     grade.add_argument("--workers", type=int, default=2,
                        help="worker processes of the local Dask cluster (default 2)")
-    grade.add_argument("--scheduler", help="an existing Dask cluster's scheduler, tcp://HOST:PORT "
+    grade.add_argument("--scheduler", help="an existing Dask cluster's scheduler, tls://HOST:PORT "
                                            "(default: $DASK_SCHEDULER_ADDRESS, else a local cluster)")
+    grade.add_argument("--tls-ca-file", type=Path, help="for --scheduler: the certificate "
+                       "authority that signed the cluster's certificates (PEM)")
+    grade.add_argument("--tls-cert", type=Path, help="for --scheduler: the grader's certificate")
+    grade.add_argument("--tls-key", type=Path, help="for --scheduler: its private key (chmod 600)")
+    grade.add_argument("--insecure", action="store_true",
+                       help="allow a tcp:// scheduler, without TLS: anyone who can reach its port "
+                            "can run code on its workers and change the grades")
     grade.add_argument("--student", action="append", dest="students", help="only this student")
     grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
@@ -66,12 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         from autograder.pipeline.grade import GradingError, grade
         from autograder.pipeline.job import GiB, Limits
+        from autograder.pipeline.tls import TLSError, TLSFiles
         limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
         try:
+            tls_files = TLSFiles.given(args.tls_ca_file, args.tls_cert, args.tls_key)
             summary = grade(course, args.assignments or None, args.students, args.workers, limits,
                             force=args.force, keep=args.keep, sandbox=args.sandbox,
-                            scheduler=args.scheduler)
-        except GradingError as error:
+                            scheduler=args.scheduler, tls_files=tls_files, insecure=args.insecure)
+        except (GradingError, TLSError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(summary)

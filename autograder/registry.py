@@ -8,6 +8,7 @@ from typing import Callable
 
 from autograder import integrity, testimony
 from course.testing.failure import CheckFailure
+from autograder.remote import blame
 from autograder.remote.proxy import Remote
 from autograder.sandbox import time_limit
 
@@ -35,7 +36,9 @@ def check(function: Callable | None = None, *, hears: tuple[str, ...] = ()) -> C
     The parameters are named after the classes they take (``Linear``,
     ``Sequential``…), which tells the mutation audit what a check grades. The
     runner first refuses forbidden submissions, then runs the check under a time
-    limit, and re-raises any failure with a short traceback that shows no check code.
+    limit, and re-raises any failure with a short traceback that shows no check code. An
+    exception of the check's own making (``autograder.remote.blame``) is raised as a
+    ``GraderFault`` instead: it must cost the student nothing.
     """
     unknown = set(hears) - set(testimony.KINDS)
     if unknown:
@@ -67,6 +70,10 @@ def _register(function: Callable, hears: frozenset[str]) -> Callable:
         except testimony.UndeclaredTestimony:
             raise       # the grader's bug, not the student's: never a score
         except Exception as error:  # noqa: BLE001 - e.g. a student object broke an attribute
+            fault = blame.fault(error, {cls._session for cls in bound.arguments.values()
+                                        if isinstance(cls, Remote)})
+            if fault is not None:   # the check's own failure, not the student's
+                raise fault from error
             message = f"Your code could not be graded: {type(error).__name__}: {error}"
         else:
             return

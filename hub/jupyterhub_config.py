@@ -164,14 +164,16 @@ c.Spawner.default_url = "/lab"
 
 
 def _per_user(spawner) -> None:
-    """The instructor opens the course, with its configuration; a student their home, with the
-    exchange where their sandbox shows it."""
+    """The instructor opens the course with its configuration and ``hub/instructor/``, whose
+    server configuration sends a script policy with every page (``autograder/pipeline/csp.py``),
+    as ``make lab`` does; a student their home, with the exchange where their sandbox shows it."""
     if spawner.user.name == INSTRUCTOR:
         spawner.notebook_dir = str(COURSE)
         spawner.args = ["--allow-root"]
-        spawner.environment = dict(COURSE_ENV, JUPYTER_CONFIG_PATH=str(COURSE),
-                                   # Formgrader runs `alembic`, found only with the venv's bin on PATH.
-                                   PATH=os.pathsep.join([str(BIN), env("PATH", "")]))
+        spawner.environment = dict(COURSE_ENV, JUPYTER_CONFIG_PATH=os.pathsep.join(
+            [str(COURSE), str(HUB / "instructor")]),
+            # Formgrader runs `alembic`, found only with the venv's bin on PATH.
+            PATH=os.pathsep.join([str(BIN), env("PATH", "")]))
     else:
         spawner.environment = dict(COURSE_ENV, MINITORCH_EXCHANGE="/srv/nbgrader/exchange")
 

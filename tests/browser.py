@@ -78,3 +78,13 @@ def wait_until_up(url: str, server: subprocess.Popen, name: str, timeout: float 
         except OSError:
             time.sleep(0.3)
     raise TimeoutError(f"{name} did not answer at {url} within {timeout} s")
+
+
+def stop(server: subprocess.Popen, timeout: float = 15) -> None:
+    """End a server the test started: SIGTERM, then SIGKILL after ``timeout`` seconds."""
+    server.terminate()
+    try:
+        server.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from autograder.checks._calls import type_name
+from autograder.remote import blame
 from autograder.remote.channel import Channel, ChannelError
 from autograder.remote.proxy import Remote, RemoteError, Session
 from autograder.sandbox import TimeLimitExceeded, call
@@ -58,6 +59,9 @@ def graded_run(channel: Channel) -> Run:
     except ChannelError as error:
         return Run(failure=f"Your kernel did not answer the grader ({error}).")
     except Exception as error:  # noqa: BLE001 - e.g. logits of objects: a failed run, never a crash
+        fault = blame.fault(error, [session])
+        if fault is not None:   # the grader's own failure: no verdict at all
+            raise fault from error
         return Run(failure=f"The grader could not evaluate your network ({type(error).__name__}: "
                            f"{error}).")
     finally:

@@ -4,6 +4,7 @@
 
 Modules:
     ``course``    the course directory: units, submissions, gradebook paths;
+    ``inbound``   nbgrader's collect, believing no name, time, owner or link a student controls;
     ``job``       one submission graded, bytes in, a result out (nbgrader's Autograde, one kernel);
     ``station``   a grading worker's scratch folder and caches; each job's processes ended;
     ``executor``  where jobs run: Dask distributed (a local cluster, or an existing one);

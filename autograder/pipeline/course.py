@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.notebooks.units import units
+from autograder.pipeline import names
 
 REPO = Path(__file__).resolve().parents[2]   # where the autograder package lives
 RECORD = ".grading.json"
@@ -64,6 +65,34 @@ class Course:
                     found.append((student, assignment))
         return found
 
+    def unsafe(self, student: str, assignment: str) -> str | None:
+        """Why a submitted folder may not be graded (its student id or assignment would carry
+        HTML or a path into the gradebook and the instructor's pages), or None."""
+        why = names.problem(student, "student id") or names.problem(assignment, "assignment")
+        return f"{why} (submitted/{student}/{assignment})" if why else None
+
+    def handed_in(self, student: str, assignment: str) -> tuple[dict[str, bytes], list[str]]:
+        """The submission's files for its grading job, and notes for the student. A file whose
+        path holds an unsafe name (``names.problem``) is left out (``.ipynb_checkpoints/``,
+        ``<svg onload=...>.png``), except a notebook in the folder itself, which travels
+        under its ``names.safe_form``: a browser's ``03_module_linear (1).ipynb`` is still
+        graded in place of a missing ``03_module_linear.ipynb``."""
+        folder, files, left_out = self.submitted(student, assignment), {}, []
+        for path in regular_files(folder):
+            name = str(path.relative_to(folder))
+            if all(names.is_safe(part) for part in path.relative_to(folder).parts):
+                files[name] = path.read_bytes()
+            elif path.parent == folder and path.suffix == ".ipynb" and _free(
+                    form := names.safe_form(path.name), folder, files):
+                files[form] = path.read_bytes()
+                left_out.append(f"{name!r} (graded as {form})")
+            else:
+                left_out.append(repr(name))
+        notes = [f"Files whose names hold characters other than letters, digits, '.', '_' and "
+                 f"'-', or start with a dot, were not graded as named: {', '.join(left_out)}."
+                 ] if left_out else []
+        return files, notes
+
     def record(self, student: str, assignment: str) -> dict:
         """What the pipeline recorded when it last graded this submission ({} if never)."""
         path = self.autograded(student, assignment) / RECORD
@@ -91,9 +120,9 @@ def digest(folder: Path) -> str:
     return hasher.hexdigest()
 
 
-def read_files(folder: Path) -> dict[str, bytes]:
-    """A submission folder's regular files by relative path: what a grading job receives."""
-    return {str(path.relative_to(folder)): path.read_bytes() for path in regular_files(folder)}
+def _free(name: str | None, folder: Path, taken: dict[str, bytes]) -> bool:
+    """Whether a notebook may travel under ``name``: no file of the folder has it already."""
+    return name is not None and name not in taken and not (folder / name).exists()
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -13,6 +13,9 @@ images, widget messages, every kind), or the notebook ``max_notebook_output``, f
 outputs are dropped with one note. Error outputs always pass (they decide a cell's score;
 ``LimitOutputSize`` shortens them afterwards). The kernel caps its own printing too, but
 that cap lives in the student's process, where it can be undone.
+
+A graded cell whose check failed on the grader's side is marked for the job
+(``autograder.pipeline.flags``), which leaves it without a score.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
 from traitlets import Integer, Type, default
 
+from autograder.pipeline import flags
 from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
@@ -37,6 +41,13 @@ RECONNECT_MS = 5
 BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
            "comm_msg", "clear_output"}
 DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
+
+
+def _flag(cell, graders: list) -> None:
+    """Mark ``cell`` unscored when the outputs the grader made for it say the grader failed."""
+    why = hidden.faulted(graders)
+    if why is not None:
+        flags.mark(cell, flags.Flag.GRADER_FAULT, why)
 
 
 def size(content: object) -> int:
@@ -158,10 +169,12 @@ class Execute(NbgraderExecute):
             await self._drain_iopub()
             cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
+            _flag(cell, verdict)
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)
         cell.outputs = hidden.grade(self._agent(), *call)
+        _flag(cell, cell.outputs)
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed
         await self._drain_iopub()
@@ -184,6 +197,12 @@ class Execute(NbgraderExecute):
                 return
 
     execute_cell = run_sync(async_execute_cell)   # nbclient binds its own at class creation
+
+    def preprocess(self, nb, resources=None, km=None):
+        """nbclient's run of the notebook, once every mark of ``flags`` is gone from it: only
+        the grader's own, made during this run, reach the graded notebook."""
+        flags.clear(nb.cells)
+        return super().preprocess(nb, resources, km)
 
     def _agent(self) -> Channel:
         """The channel to this notebook's kernel, its agent installed on first use."""

@@ -2,9 +2,11 @@
 
 ``Executor(scheduler=None, workers=N)`` starts a ``distributed.LocalCluster`` of N
 worker processes with one thread each (one submission at a time per process);
-``Executor(scheduler="tcp://HOST:PORT")`` (or Dask's own ``DASK_SCHEDULER_ADDRESS``)
-connects to a running cluster instead: dask-jobqueue on Slurm or PBS, Dask Gateway or
-dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by hand.
+``Executor(scheduler="tls://HOST:PORT", tls_files=TLSFiles(...))`` (or Dask's own
+``DASK_SCHEDULER_ADDRESS``) connects to a running cluster instead: dask-jobqueue on Slurm or
+PBS, dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by hand.
+Either way only holders of the cluster's TLS credentials get in (``autograder.pipeline.tls``);
+the local cluster and its dashboard listen on 127.0.0.1 only.
 
 - ``check`` refuses workers whose packages differ from the instructor's
   (``autograder.pipeline.fingerprint``) or that have more than one thread, before any
@@ -15,8 +17,10 @@ dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by 
   ``Result`` as it arrives, with a progress bar.
 - A worker that dies (a submission that crashes its process, the machine's memory
   killer, a node lost) takes its job with it: Dask runs the job again elsewhere, and
-  after ``RETRIES`` deaths (the scheduler's ``allowed-failures``) gives up on it,
-  which becomes a result scored zero and flagged for review. The class goes on.
+  after ``RETRIES`` deaths (the scheduler's ``allowed-failures``) gives up on it. That job,
+  like one whose grading code raised, is the grader's failure, not the student's: its result
+  leaves every cell without a score, flagged ``needs review: grader fault``
+  (``job.lost``). The class goes on.
 """
 from __future__ import annotations
 
@@ -24,13 +28,14 @@ import logging
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from uuid import uuid4
 
 import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from tqdm import tqdm
 
-from autograder.pipeline import fingerprint
-from autograder.pipeline.job import Job, Material, MismatchError, Result, failed, run
+from autograder.pipeline import fingerprint, tls
+from autograder.pipeline.job import Job, Material, MismatchError, Result, lost, run
 
 RETRIES = 2             # a job's worker may die this often before the job is given up
 CONNECT_SECONDS = 5
@@ -49,20 +54,24 @@ class ExecutorError(RuntimeError):
 class Executor:
     """A Dask client, and the local cluster it started (if it started one)."""
 
-    def __init__(self, scheduler: str | None = None, workers: int = 2) -> None:
+    def __init__(self, scheduler: str | None = None, workers: int = 2,
+                 tls_files: tls.TLSFiles | None = None, insecure: bool = False) -> None:
+        """A local cluster of ``workers`` processes, or the cluster at ``scheduler`` reached
+        with ``tls_files`` (in the clear only if ``insecure``)."""
         self.cluster = None
         if workers < 1:
             raise ExecutorError(f"--workers must be at least 1, not {workers}")
         address = scheduler or dask.config.get("scheduler-address", None)
         if address:
-            self.client = _connect(address)
+            self.client = _connect(address, tls_files, insecure)
         else:
             with dask.config.set(LOCAL_CONFIG):
                 self.cluster = LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
-                    dashboard_address=":0",   # any free port
+                    host="127.0.0.1", dashboard_address="127.0.0.1:0",   # any free port
+                    security=tls.local(),
                     silence_logs=logging.CRITICAL)  # a lost worker is reported per job
-            self.client = Client(self.cluster)
+            self.client = Client(self.cluster)    # with the cluster's credentials
         self.where = address or f"a local cluster of {workers} worker process(es)"
 
     def __enter__(self) -> Executor:
@@ -137,25 +146,36 @@ class Executor:
 
     def _submit(self, jobs: Iterator[Job], material: Material, pending: dict, queue) -> None:
         """Keep about ``IN_FLIGHT_PER_THREAD`` jobs per worker thread submitted, each with the
-        material (not scattered once: scattered data dies with the workers that hold it)."""
+        material (not scattered once: scattered data dies with the workers that hold it). A
+        job's key names its unit, never its student: the dashboard shows keys to anyone on the
+        machine, and a key must not be reused while the scheduler may still hold its result."""
         room = IN_FLIGHT_PER_THREAD * max(1, sum(self.client.nthreads().values())) - len(pending)
         for job in islice(jobs, max(0, room)):
             future = self.client.submit(run, job, material, pure=False,
-                                        key=f"grade-{job.student}-{job.assignment}-{id(job):x}")
+                                        key=f"grade-{job.assignment}-{uuid4().hex}")
             pending[future.key] = job
             queue.add(future)
 
 
-def _connect(address: str) -> Client:
+def _connect(address: str, tls_files: tls.TLSFiles | None, insecure: bool) -> Client:
+    """A client of the scheduler at ``address``, refused unless it can prove who it talks to."""
     try:
-        return Client(address, timeout=CONNECT_SECONDS)
+        security = tls.for_scheduler(address, tls_files, insecure)
+    except tls.TLSError as error:
+        raise ExecutorError(str(error)) from error
+    if security is None:
+        print(tls.INSECURE.format(address=address), file=sys.stderr)
+    try:
+        return Client(address, timeout=CONNECT_SECONDS, security=security)
     except (OSError, TimeoutError) as error:
         raise ExecutorError(f"cannot reach the Dask scheduler at {address} ({error}). Is it "
-                            "running, and is the address right (tcp://HOST:PORT)?") from error
+                            "running, is the address right (tls://HOST:PORT), and were it and "
+                            "its workers started with the certificate authority of "
+                            "--tls-ca-file?") from error
 
 
 def _result(future, job: Job, material: Material) -> Result:
-    """The job's result; a job that could not run at all becomes a failed one."""
+    """The job's result; a job that could not run at all becomes a lost one (no score)."""
     if future.status == "finished":
         return future.result()
     try:
@@ -165,8 +185,8 @@ def _result(future, job: Job, material: Material) -> Result:
     if isinstance(error, MismatchError):
         raise ExecutorError(str(error)) from error
     if isinstance(error, KilledWorker):
-        reason = (f"its grading worker died {RETRIES + 1} times while running it: it may crash "
-                  "the Python process (os._exit, a segfault) or exhaust the machine's memory")
+        reason = (f"its grading worker died {RETRIES + 1} times while running it: the machine's "
+                  "memory, a lost node, or a crash of the worker's process")
     else:
         reason = f"the grader failed: {type(error).__name__}: {error}"
-    return failed(job, material.notebooks[job.assignment], reason, material.sandbox)
+    return lost(job, material.notebooks[job.assignment], reason, material.sandbox)

@@ -8,7 +8,9 @@ arrives. Stopping the run (Ctrl-C, a crash) loses at most the jobs in flight: a
 submission whose files have not changed since it was last graded is skipped (``force``
 regrades it), so running the command again grades only what is left. Manual grades and
 comments are never touched. A job that fails still gets a score (zero, flagged for
-review) and a graded notebook, so feedback can be generated for everyone.
+review) and a graded notebook, so feedback can be generated for everyone; a cell, or a
+whole job, that the grader itself failed on gets no score and waits for an instructor
+(``autograder.pipeline.flags``), and is graded again by the next run.
 """
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, fingerprint, gradebook
-from autograder.pipeline.course import Course, digest, read_files, regular_files
+from autograder.pipeline import bwrap, fingerprint, gradebook, inert, names
+from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
+from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
+from autograder.pipeline.tls import TLSFiles
 
 
 class GradingError(RuntimeError):
@@ -41,23 +45,41 @@ class Summary:
     sandbox: bool = True
     interrupted: bool = False
     newcomers: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Result]:
+        """Submissions that could not be graded (not through the grader's fault): scored 0,
+        every cell flagged for review."""
+        return [r for r in self.results if r.status != "graded" and not r.outcome.unscored]
+
+    @property
+    def unscored(self) -> list[Result]:
+        """Submissions with cells left without a score (``flags``: the grader failed there)."""
+        return [r for r in self.results if r.outcome.unscored]
 
     @property
     def flagged(self) -> list[Result]:
-        return [r for r in self.results if r.status != "graded"]
+        """Every submission an instructor must look at."""
+        return self.failed + self.unscored
 
     def __str__(self) -> str:
         rate = len(self.results) / self.seconds if self.seconds else 0.0
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
                 f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
                 f"{len(self.flagged)} flagged for review")
-        if self.flagged:
+        if self.failed:
             text += " (could not grade, scored 0): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.flagged)
+                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed)
+        for flag in Flag:
+            text += _unscored_text(flag, self.unscored)
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.refused:
+            text += (f"; REFUSED {len(self.refused)} submission(s) with unsafe names (not graded, "
+                     f"not added to the gradebook): {'; '.join(self.refused)}")
         if self.newcomers:
             text += ("; graded and added to the gradebook, but not on its student list before: "
                      f"{', '.join(self.newcomers)} (a typo, or a late enrolment? "
@@ -65,28 +87,49 @@ class Summary:
         return text
 
 
-def _install(files: dict[str, bytes], destination: Path) -> None:
-    """Replace ``autograded/<student>/<assignment>`` by a result's graded notebooks and record."""
+def _unscored_text(flag: Flag, results: list[Result]) -> str:
+    """``; N cell(s) of M submission(s) without a score, needs review: FLAG: who (cells)``."""
+    cells = {f"{r.outcome.student}/{r.outcome.assignment}": [
+        grade_id for notebook in r.outcome.unscored.values()
+        for grade_id, why in notebook.items() if why.flag is flag] for r in results}
+    cells = {who: ids for who, ids in cells.items() if ids}
+    if not cells:
+        return ""
+    return (f"; {sum(map(len, cells.values()))} cell(s) of {len(cells)} submission(s) without a "
+            f"score, {flag.label}: " + ", ".join(f"{who} ({', '.join(ids)})"
+                                                 for who, ids in cells.items()))
+
+
+def _install(files: dict[str, bytes], destination: Path, trusted: set[str]) -> None:
+    """Replace ``autograded/<student>/<assignment>`` by a result's graded notebooks and record,
+    each notebook made inert first (``inert.clean_file``; ``trusted``: the instructor's cell
+    sources, kept as written)."""
     incoming = destination.parent / f".{destination.name}.incoming"
     shutil.rmtree(incoming, ignore_errors=True)
     incoming.mkdir(parents=True)
     for name, data in files.items():
-        if Path(name).name == name and name not in ("", ".", ".."):
-            (incoming / name).write_bytes(data)
+        if names.is_safe(name) or name == RECORD:
+            inert_data = inert.clean_file(data, trusted) if name.endswith(".ipynb") else data
+            (incoming / name).write_bytes(inert_data)
     shutil.rmtree(destination, ignore_errors=True)
     incoming.rename(destination)
 
 
-def pending(course: Course, assignments: list[str], students: list[str] | None,
-            force: bool) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Submissions to grade, and those skipped because they are unchanged since grading."""
-    todo, skipped = [], []
+def pending(course: Course, assignments: list[str], students: list[str] | None, force: bool
+            ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """Submissions to grade, those skipped because they are unchanged since grading, and why
+    each submission whose names are unsafe is refused (``Course.unsafe``)."""
+    todo, skipped, refused = [], [], []
     for student, assignment in course.submissions(assignments, students):
+        why = course.unsafe(student, assignment)
+        if why:
+            refused.append(why)
+            continue
         record = course.record(student, assignment)
-        unchanged = (record.get("status") == "graded"
+        unchanged = (record.get("status") == "graded" and not record.get("unscored")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
-    return todo, skipped
+    return todo, skipped, refused
 
 
 def longest_first(course: Course, todo: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -137,16 +180,19 @@ def _jobs(course: Course, todo: list[tuple[str, str]],
         folder = course.submitted(student, assignment)
         releases = {name: (course.release(assignment) / f"{name}.ipynb").read_bytes()
                     for name in notebooks[assignment]}
-        yield Job(student, assignment, read_files(folder), releases, digest(folder))
+        files, notes = course.handed_in(student, assignment)
+        yield Job(student, assignment, files, releases, digest(folder), tuple(notes))
 
 
 def grade(root: Path, assignments: list[str] | None = None, students: list[str] | None = None,
           workers: int = 2, limits: Limits = Limits(), force: bool = False,
           progress: bool = True, keep: bool = False, sandbox: bool = True,
-          scheduler: str | None = None) -> Summary:
+          scheduler: str | None = None, tls_files: TLSFiles | None = None,
+          insecure: bool = False) -> Summary:
     """Autograde every (or every chosen) submission of the course at ``root`` on a local
-    cluster of ``workers`` processes, or on the Dask cluster at ``scheduler``; each kernel in
-    bubblewrap unless ``sandbox`` is False (refused when bubblewrap cannot run here)."""
+    cluster of ``workers`` processes, or on the Dask cluster at ``scheduler`` (reached with
+    ``tls_files``; without TLS only if ``insecure``); each kernel in bubblewrap unless
+    ``sandbox`` is False (refused when bubblewrap cannot run here)."""
     course, started = Course(Path(root).resolve()), time.monotonic()
     if not course.gradebook.exists():
         raise GradingError(f"no gradebook at {course.gradebook}: generate the assignments first.")
@@ -158,11 +204,12 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     unreleased = [a for a in chosen if not course.release(a).is_dir()]
     if unreleased:
         raise GradingError(f"no release folder for {', '.join(unreleased)}: generate it first.")
-    todo, skipped = pending(course, chosen, students, force)
+    todo, skipped, refused = pending(course, chosen, students, force)
     todo = longest_first(course, todo)
-    summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo))
+    summary = Summary(skipped=skipped, sandbox=sandbox, newcomers=_newcomers(course, todo),
+                      refused=refused)
     try:
-        with Executor(scheduler, workers) as executor:
+        with Executor(scheduler, workers, tls_files, insecure) as executor:
             summary.where = executor.where
             if progress and executor.dashboard:
                 print(f"Dask dashboard: {executor.dashboard}", file=sys.stderr)
@@ -179,12 +226,15 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
                shared: Material, summary: Summary, progress: bool) -> None:
     """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
     what was merged and cancels the rest."""
+    trusted: dict[str, set[str]] = {}
     with Gradebook(course.db_url) as gb:
         try:
             for result in executor.results(jobs, total, shared, progress):
+                student, assignment = result.outcome.student, result.outcome.assignment
                 gradebook.merge(gb, result.outcome)
-                _install(result.files, course.autograded(result.outcome.student,
-                                                         result.outcome.assignment))
+                if assignment not in trusted:
+                    trusted[assignment] = inert.instructor_sources(course.release(assignment))
+                _install(result.files, course.autograded(student, assignment), trusted[assignment])
                 summary.results.append(result)
         except KeyboardInterrupt:
             summary.interrupted = True

@@ -7,7 +7,9 @@ main thread alone writes the course gradebook, with ``merge``.
 
 ``merge`` follows nbgrader's own ``SaveAutoGrades`` rule: it sets ``auto_score`` and
 ``auto_comment`` and never touches ``manual_score`` or ``manual_comment``; a cell
-with a manual score is flagged for review, as nbgrader does when it regrades.
+with a manual score is flagged for review, as nbgrader does when it regrades. A cell the
+job left unscored (``autograder.pipeline.flags``: the grader failed on it) gets no
+``auto_score`` and waits for manual grading, as nbgrader leaves a cell it cannot grade.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
+
+from autograder.pipeline.flags import Unscored
 
 
 # Every table that holds a student's data, each before the tables it refers to.
@@ -37,6 +41,7 @@ class Outcome:
     penalties: dict[str, float | None] = field(default_factory=dict)
     timestamp: datetime | None = None
     review: bool = False   # flag every cell for manual review (grading failed)
+    unscored: dict[str, dict[str, Unscored]] = field(default_factory=dict)  # notebook: grade id: why
 
 
 def snapshot(source: Path, destination: Path) -> None:
@@ -89,6 +94,14 @@ def read(db: Path, student: str, assignment: str) -> Outcome:
     return outcome
 
 
+def _score(score: float | None, grade, review: bool) -> float | None:
+    """A job's score for ``grade``: zero for a failed job's missing one, and never outside
+    the cell's points (a tampered job gradebook cannot exceed the real maximum)."""
+    if score is None and review:
+        return 0.0
+    return None if score is None else min(max(float(score), 0.0), float(grade.max_score))
+
+
 def merge(gb: Gradebook, outcome: Outcome) -> None:
     """Write one submission's autograded results into the course gradebook ``gb``."""
     gb.update_or_create_student(outcome.student)
@@ -99,12 +112,10 @@ def merge(gb: Gradebook, outcome: Outcome) -> None:
     for notebook in submission.notebooks:
         scores = outcome.scores.get(notebook.name, {})
         comments = outcome.comments.get(notebook.name, {})
+        unscored = outcome.unscored.get(notebook.name, {})
         for grade in notebook.grades:
-            score = scores.get(grade.name)
-            if score is None and outcome.review:
-                score = 0.0
-            if score is not None:   # a tampered job gradebook cannot exceed the real maximum
-                score = min(max(float(score), 0.0), float(grade.max_score))
+            score = None if grade.name in unscored else _score(scores.get(grade.name), grade,
+                                                                outcome.review)
             grade.auto_score = score
             grade.needs_manual_grade = (grade.manual_score is not None or score is None
                                         or outcome.review)

@@ -39,8 +39,9 @@ from nbgrader.utils import capture_log
 from sqlalchemy.exc import SAWarning
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.pipeline import fingerprint, gradebook, job_gradebook, kernelspec, sanitize
+from autograder.pipeline import fingerprint, flags, gradebook, job_gradebook, kernelspec, sanitize
 from autograder.pipeline.course import RECORD
+from autograder.pipeline.inbound import claim
 from autograder.pipeline.station import Station
 
 GiB = 1 << 30
@@ -98,6 +99,7 @@ class Job:
     files: dict[str, bytes]
     releases: dict[str, bytes]               # notebook name: the release notebook
     digest: str                              # course.digest of the submitted folder
+    notes: tuple[str, ...] = ()              # the ledger's notes for the student (Course.handed_in)
 
 
 @dataclass
@@ -184,9 +186,8 @@ def _autograde(root: Path, student: str, assignment: str) -> tuple[bool, str]:
     return bool(outcome["success"]), outcome.get("log", "") + outcome.get("error", "")
 
 
-def _timeouts(path: Path) -> list[str]:
+def _timeouts(cells: list[dict]) -> list[str]:
     """The cells of a graded notebook that were stopped at the time limit."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return [cell["metadata"].get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
             for cell in cells if cell["cell_type"] == "code"
             and any(o.get("ename") in TIMEOUT_ERRORS for o in cell["outputs"])]
@@ -216,10 +217,12 @@ def fallback(submitted: Path, graded: Path) -> None:
     nbformat.write(nb, str(graded))
 
 
-def record(job: Job, status: str, notes: list[str], seconds: float, sandbox: bool) -> bytes:
-    """The ``.grading.json`` kept with the graded notebooks (what the next run compares)."""
+def record(job: Job, result: Result, seconds: float, sandbox: bool) -> bytes:
+    """The ``.grading.json`` kept with the graded notebooks (what the next run compares, and
+    the cells left without a score, for the class report)."""
     return json.dumps({
-        "digest": job.digest, "status": status, "notes": notes, "sandbox": sandbox,
+        "digest": job.digest, "status": result.status, "notes": result.notes, "sandbox": sandbox,
+        "unscored": flags.to_record(result.outcome.unscored),
         "seconds": round(seconds, 1), "graded_at": datetime.now(timezone.utc).isoformat(),
     }, indent=1).encode()
 
@@ -229,12 +232,23 @@ def _could_not(reason: str) -> str:
             "instructor looks at it.")
 
 
-def failed(job: Job, notebooks: tuple[str, ...], reason: str, sandbox: bool) -> Result:
-    """The result of a submission that could not be graded at all: zero, flagged for review,
-    its notebooks without outputs and with the reason on top."""
-    notes = [_could_not(reason)]
-    result = Result(gradebook.Outcome(job.student, job.assignment, review=True), notes, "failed")
-    with tempfile.TemporaryDirectory(prefix="autograder-failed-") as tmp:
+def _unscored_note(unscored: dict[str, dict[str, flags.Unscored]]) -> str:
+    return (f"The grader failed on {', '.join(flags.cells_of(unscored))}, not your code: "
+            "no score there until an instructor grades it.")
+
+
+def lost(job: Job, notebooks: tuple[str, ...], reason: str, sandbox: bool) -> Result:
+    """The result of a submission the grader lost (its worker died too often, the grader's
+    own code raised): no score on any cell, each flagged ``needs review: grader fault``, its
+    notebooks without outputs and with the reason on top."""
+    why = flags.Unscored(flags.Flag.GRADER_FAULT, reason)
+    outcome = gradebook.Outcome(job.student, job.assignment, unscored={
+        name: dict.fromkeys(flags.grade_cells(json.loads(job.releases[name])["cells"]), why)
+        for name in notebooks})
+    notes = [f"The grader could not run this notebook ({reason}); through no fault of your code, "
+             "it has no score until an instructor grades it."]
+    result = Result(outcome, notes, "failed")
+    with tempfile.TemporaryDirectory(prefix="autograder-lost-") as tmp:
         folder = Path(tmp)
         _write_files(job.files, folder / "submitted")
         for name in notebooks:
@@ -242,7 +256,7 @@ def failed(job: Job, notebooks: tuple[str, ...], reason: str, sandbox: bool) -> 
             fallback(folder / "submitted" / f"{name}.ipynb", path)
             annotate(path, notes)
             result.files[path.name] = path.read_bytes()
-    result.files[RECORD] = record(job, "failed", notes, 0.0, sandbox)
+    result.files[RECORD] = record(job, result, 0.0, sandbox)
     return result
 
 
@@ -275,7 +289,7 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     job_gradebook.replace(station.gradebook, material.template)
     (root / "course_config.py").write_text(material.config)
     (root / "nbgrader_config.py").write_text(_config(root, station.gradebook, material.limits))
-    notes = []
+    notes = list(job.notes) + claim.believed_at_grading(submitted, claim.now())
     for name in notebooks:
         release = folder / "release" / f"{name}.ipynb"
         release.parent.mkdir(parents=True, exist_ok=True)
@@ -299,14 +313,11 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
     """Read what nbgrader left in the scratch course and the gradebook ``db`` into a ``Result``."""
     submitted = root / "submitted" / job.student / job.assignment
     graded = root / "autograded" / job.student / job.assignment
-    result = Result(gradebook.Outcome(job.student, job.assignment), notes)
+    result, unscored = Result(gradebook.Outcome(job.student, job.assignment), notes), {}
     for name in material.notebooks[job.assignment]:
         path = graded / f"{name}.ipynb"
         if failure is None and path.exists():
-            stopped = _timeouts(path)
-            if stopped:
-                notes.append(f"Cells stopped at the time limit: {', '.join(stopped)}. What they "
-                             "had defined before that was graded.")
+            unscored[name] = _read_graded(path, notes)
         else:
             result.status = "failed"
             notes.append(_could_not(failure or "no output"))
@@ -316,11 +327,25 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
     except Exception:  # noqa: BLE001 - no submission recorded: nbgrader failed before grading
         result.status = "failed"
     result.outcome.review = result.status == "failed"
+    if not result.outcome.review:
+        result.outcome.unscored = {name: cells for name, cells in unscored.items() if cells}
+    if result.outcome.unscored:
+        notes.append(_unscored_note(result.outcome.unscored))
     for name in material.notebooks[job.assignment]:
         annotate(graded / f"{name}.ipynb", notes)
     for path in graded.iterdir():
         if path.is_file() and (path.suffix == ".ipynb" or path.name in KEPT):
             result.files[path.name] = path.read_bytes()
-    result.files[RECORD] = record(job, result.status, notes,
-                                  time.monotonic() - started, material.sandbox)
+    result.files[RECORD] = record(job, result, time.monotonic() - started, material.sandbox)
     return result
+
+
+def _read_graded(path: Path, notes: list[str]) -> dict[str, flags.Unscored]:
+    """A graded notebook's cells left without a score; a note for the cells stopped at the
+    time limit."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    stopped = _timeouts(cells)
+    if stopped:
+        notes.append(f"Cells stopped at the time limit: {', '.join(stopped)}. What they "
+                     "had defined before that was graded.")
+    return flags.marked(cells)

@@ -4,9 +4,10 @@ For cells nbgrader cannot grade (unit 11's written reflection, a task cell worth
 points), when an instructor or a team of TAs marks offline rather than in Formgrader's
 Manual Grading. Each row is ``student, assignment, grade_id, score, comment``
 (``comment`` may be empty). Every row is checked before anything is written: an unknown
-student or assignment, a cell that is not in the assignment or is graded automatically,
-a score that is not a number or lies outside ``0..points``: the command names each bad
-row (by its line) and writes nothing. Otherwise it sets nbgrader's ``manual_score`` and
+student or assignment, a cell that is not in the assignment or is graded automatically
+(unless the grader failed on it and left it without a score, ``flags``), a score that is
+not a number or lies outside ``0..points``: the command names each bad row (by its line)
+and writes nothing. Otherwise it sets nbgrader's ``manual_score`` and
 ``manual_comment``, as Formgrader would, so the gradebook's totals, ``grades.csv``, the
 class report and feedback include them. Running it again with the same file changes
 nothing.
@@ -65,7 +66,7 @@ def _target(gb: Gradebook, row: Row):
     grade = grades.get(row.grade_id)
     if grade is None:
         return f"{row}: {row.assignment} has no graded cell {row.grade_id!r} (known: {', '.join(sorted(grades))})"
-    if grade.cell_type == "code":
+    if grade.cell_type == "code" and grade.auto_score is not None:   # unless the grader failed on it
         return f"{row}: {row.grade_id} is graded automatically; change it in Formgrader if you must"
     try:
         score = float(row.score)

@@ -30,6 +30,14 @@ def problem(name: str, what: str = "name") -> str | None:
     return None
 
 
+def safe_form(name: str) -> str | None:
+    """``name`` with every character outside ``[A-Za-z0-9._-]`` replaced by ``_`` and its
+    leading dots dropped (a browser's ``03_module_linear (1).ipynb`` becomes
+    ``03_module_linear__1_.ipynb``), or None when nothing safe is left."""
+    form = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")[:MAX_LENGTH]
+    return form if is_safe(form) and form.strip("_.-") else None
+
+
 def is_safe(name: str) -> bool:
     """Whether ``name`` may enter the gradebook, a path or a page."""
     return problem(name) is None

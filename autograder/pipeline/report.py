@@ -7,6 +7,8 @@ embedded as PNG) from the gradebook and the graded notebooks:
 - the pass rate of every graded cell, named by the check it runs;
 - the most frequent diagnosed mistakes: the ``Likely mistake:`` lines of failing
   cells' messages, grouped (numbers ignored), with how many students made each;
+- the cells left without a score, waiting for an instructor (``flags``: the grader failed on
+  them), kept out of the distributions and pass rates;
 - the submissions the grader had to repair or stop (its notes).
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 
+from autograder.pipeline import flags
 from autograder.pipeline.course import Course
 
 LIKELY = re.compile(r"Likely mistake:\s*(.+?)(?=\n\s*\n|\n\S|\Z)", re.DOTALL)
@@ -39,6 +42,9 @@ class ClassData:
     examples: dict[tuple[str, str], str] = field(default_factory=dict)
     notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
     unsandboxed: list[tuple[str, str]] = field(default_factory=list)  # graded with --no-sandbox
+    awaiting: dict[str, int] = field(default_factory=dict)           # unit: submissions left out
+    unscored: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # student, unit,
+    #                                                   cell, flag, reason: cells without a score
 
 
 def _label(gb: Gradebook, grade_id: str, notebook: str, unit: str) -> str:
@@ -72,20 +78,37 @@ def collect(root: Path) -> ClassData:
                       for nb in assignment.notebooks for cell in nb.grade_cells}
             labels.update({(cell.name, nb.name): f"task {cell.name} (graded by hand)"
                            for nb in assignment.notebooks for cell in nb.task_cells})
-            data.scores[unit] = [100 * s.score / s.max_score for s in assignment.submissions
-                                 if s.max_score]
+            data.scores[unit], data.awaiting[unit] = [], 0
             for submission in assignment.submissions:
-                student = submission.student.id
-                for nb in submission.notebooks:
-                    for grade in nb.grades:
-                        key = (unit, labels[(grade.name, nb.name)])
-                        data.cells.setdefault(key, []).append((grade.score or 0) >= grade.max_score)
-                    _read_notebook(data, course, student, unit, nb.name, labels)
-                record = course.record(student, unit)
-                data.notes += [(student, unit, note) for note in record.get("notes", [])]
-                if record.get("sandbox") is False:
-                    data.unsandboxed.append((student, unit))
+                _submission(data, course, unit, submission, labels)
     return data
+
+
+def _submission(data: ClassData, course: Course, unit: str, submission, labels: dict) -> None:
+    """One submission's score, cells, mistakes, notes; a submission with cells still waiting
+    for an instructor (``flags``) is left out of the distribution and those cells out of the
+    pass rates: they are neither earned nor failed yet."""
+    student, record = submission.student.id, course.record(submission.student.id, unit)
+    unscored = flags.from_record(record)
+    waiting = False
+    for nb in submission.notebooks:
+        for grade in nb.grades:
+            why = unscored.get(nb.name, {}).get(grade.name)
+            label = labels[(grade.name, nb.name)]
+            if why is not None and grade.manual_score is None:
+                data.unscored.append((student, unit, label, why.flag.label, why.reason))
+                waiting = True
+            else:
+                data.cells.setdefault((unit, label), []).append(
+                    (grade.score or 0) >= grade.max_score)
+        _read_notebook(data, course, student, unit, nb.name, labels)
+    if waiting:
+        data.awaiting[unit] += 1
+    elif submission.max_score:
+        data.scores[unit].append(100 * submission.score / submission.max_score)
+    data.notes += [(student, unit, note) for note in record.get("notes", [])]
+    if record.get("sandbox") is False:
+        data.unsandboxed.append((student, unit))
 
 
 def _read_notebook(data: ClassData, course: Course, student: str, unit: str, name: str,
@@ -146,7 +169,10 @@ def render(data: ClassData) -> str:
                    for (where, text), count in data.mistakes.most_common(20))
     summary = "".join(
         f"<tr><td>{html.escape(u)}</td><td>{len(v)}</td><td>{statistics.median(v):.0f}%</td>"
-        f"<td>{sum(x >= 100 for x in v)}</td></tr>" for u, v in data.scores.items() if v)
+        f"<td>{sum(x >= 100 for x in v)}</td><td>{data.awaiting.get(u, 0)}</td></tr>"
+        for u, v in data.scores.items() if v)
+    unscored = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
+                       for row in data.unscored)
     notes = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(n)}</td></tr>"
                     for s, u, n in data.notes)
     warning = (f'<p class="warning"><strong>{len(data.unsandboxed)} submission(s) were graded '
@@ -158,12 +184,18 @@ border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}table{{border-c
 img{{max-width:100%}}.warning{{background:#fde;padding:.5em;border:1px solid #D55E00}}</style>
 </head><body><h1>Class report</h1>{warning}
 <h2>Score distribution per unit</h2>
-<table><tr><th>unit</th><th>submissions</th><th>median</th><th>full marks</th></tr>{summary}</table>
+<table><tr><th>unit</th><th>submissions</th><th>median</th><th>full marks</th>
+<th>awaiting review (not counted)</th></tr>{summary}</table>
 {distribution}
 <h2>Pass rate per graded cell</h2>{passes}
 <h2>Most frequent diagnosed mistakes</h2>
 <p>From the "Likely mistake" lines of failing checks; each student is counted once per mistake.</p>
 <table><tr><th>students</th><th>unit and check</th><th>likely mistake</th></tr>{rows}</table>
+<h2>Cells without a score, waiting for an instructor</h2>
+<p>{len(data.unscored)} cell(s). The grader failed on them, not the student's code: they count
+neither as earned nor as failed until a manual score is given (Formgrader's manual grading, or
+<code>python -m autograder manual-grades</code>).</p>
+<table><tr><th>student</th><th>unit</th><th>cell</th><th>flag</th><th>reason</th></tr>{unscored}</table>
 <h2>Submissions the grader repaired or stopped</h2>
 <table><tr><th>student</th><th>unit</th><th>note</th></tr>{notes}</table>
 </body></html>"""

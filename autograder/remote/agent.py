@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 import signal
 import socket
 import time
@@ -48,6 +49,13 @@ END = b"end"
 IDLE_SECONDS = 60.0
 LENGTH_BYTES = 8           # before each message on the wire: its length
 CHUNK = 1 << 16
+# A message's JSON head nests no deeper than this (the deepest value the checks exchange, a
+# generator's state in a list, takes about 12 levels): deeper is refused before it is parsed.
+MAX_NESTING = 100
+SCAN = 1 << 20             # bytes of a head scanned for its depth at a time
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+BRACKETS = np.zeros(256, dtype=np.int8)
+BRACKETS[[ord("["), ord("{")]], BRACKETS[[ord("]"), ord("}")]] = 1, -1
 
 
 class CheckTimeLimit(BaseException):
@@ -139,12 +147,30 @@ def pack(head: dict, frames: list[bytes]) -> bytes:
     return b"".join([len(text).to_bytes(4, "big"), text, *frames])
 
 
+def nesting(text: bytes) -> int:
+    """How deep JSON arrays and objects nest in ``text`` (its strings skipped), in one pass
+    that cannot recurse: ``json.loads`` and ``decode`` recurse once per level."""
+    codes = np.frombuffer(JSON_STRING.sub(b'""', text), dtype=np.uint8)
+    depth = deepest = 0
+    for start in range(0, len(codes), SCAN):
+        running = depth + np.cumsum(BRACKETS[codes[start:start + SCAN]], dtype=np.int64)
+        deepest, depth = max(deepest, int(running.max())), int(running[-1])
+    return deepest
+
+
 def unpack(message: bytes) -> tuple[dict, list[memoryview]]:
-    """The head and frames of a message ``pack`` made (ValueError if it is not one)."""
+    """The head and frames of a message ``pack`` made (ValueError if it is not one, or if its
+    head nests deeper than ``MAX_NESTING``)."""
     view = memoryview(message)
     end = 4 + int.from_bytes(view[:4], "big")
-    head = json.loads(bytes(view[4:end]))
-    if len(view) < end or not isinstance(head, dict) or not isinstance(head.get("frames"), list):
+    if len(view) < end:
+        raise ValueError("a message shorter than its head")
+    text = bytes(view[4:end])
+    # (a head with fewer brackets than the limit cannot nest deeper: most are not scanned)
+    if text.count(b"[") + text.count(b"{") > MAX_NESTING and nesting(text) > MAX_NESTING:
+        raise ValueError(f"a message nested more than {MAX_NESTING} levels deep")
+    head = json.loads(text)
+    if not isinstance(head, dict) or not isinstance(head.get("frames"), list):
         raise ValueError("not a message of the grader's channel")
     frames = []
     for size in head["frames"]:

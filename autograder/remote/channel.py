@@ -10,8 +10,10 @@ or a loopback port) and sends ``SERVE``: the agent connects to it and answers re
 never taken for the next one) until ``pause`` sends ``agent.END``; the kernel then runs
 cells again. Every wait has a deadline on the clock; past it the kernel is interrupted (a
 control message) and the request fails. What the kernel writes is read with a bound on its
-size (``MAX_REPLY_CHARS``); a kernel that closes the socket (it crashed) or writes what is
-no message breaks the channel at once.
+size (``MAX_REPLY_CHARS``) and of nesting (``agent.MAX_NESTING``); a kernel that closes the
+socket (it crashed) or writes what is no message breaks the channel at once, and a reply too
+deep or not JSON fails its request (``ChannelError``: the kernel's doing). A socket the grader
+cannot listen on is the grader's failure (``GraderFault``), not the kernel's.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import zmq
 from jupyter_client.session import Session
 
 from autograder.remote import agent, doubles
+from autograder.remote.errors import GraderFault
 
 AGENT_NAME = "_minitorch_grader_agent"
 MAX_REPLY_CHARS = 64 << 20
@@ -163,24 +166,26 @@ class Channel:
         else:
             listener, path = socket.socket(socket.AF_INET, socket.SOCK_STREAM), None
             where = (self.info["ip"], 0)
+        bound = False
         with listener:
             try:
-                listener.bind(where)
-            except OSError as error:    # e.g. a path over a Unix socket's 107 bytes
-                raise ChannelError(f"the grader could not listen at {where!r} ({error})") from None
-            try:
+                try:
+                    listener.bind(where)
+                    bound = True
+                    listener.listen(1)
+                except OSError as error:    # e.g. a path over a Unix socket's 107 bytes
+                    raise GraderFault(f"the grader could not listen at {where!r} ({error})") from None
                 endpoint = (f"ipc://{path}" if path is not None else
                             f"tcp://{self.info['ip']}:{listener.getsockname()[1]}")
                 connected = self._accept(listener, endpoint, seconds)
             finally:
-                if path is not None:
+                if bound and path is not None:
                     os.unlink(path)
         self.wire = agent.Wire(connected, MAX_REPLY_CHARS)
 
     def _accept(self, listener: socket.socket, endpoint: str, seconds: float) -> socket.socket:
         """Send ``SERVE`` naming ``endpoint``, where ``listener`` is bound; the agent's
         connection to it."""
-        listener.listen(1)
         content = self._send(agent.SERVE, {"endpoint": endpoint}, seconds)
         if content.get("status") != "ok":
             raise ChannelError(f"the kernel's agent could not connect to the grader "
@@ -205,7 +210,7 @@ class Channel:
                 return None
             try:
                 reply, frames = agent.unpack(message)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:   # too deep, too big, not JSON
                 raise ChannelError(f"an unreadable reply from the kernel ({error})") from None
             if reply.get("id") == number:
                 return reply, frames

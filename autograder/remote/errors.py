@@ -1,4 +1,6 @@
-"""Exceptions raised by the student's code in the kernel, re-raised on the grader's side."""
+"""The two failures a check meets that are not its verdict: the student's code raised in the
+kernel (``RemoteError``, re-raised on the grader's side), or the grader itself failed
+(``GraderFault``), which must cost the student nothing."""
 from __future__ import annotations
 
 import builtins
@@ -11,6 +13,15 @@ class RemoteError(Exception):
         super().__init__(message)
         self.type_name, self.message, self.where = type_name, message, where
         self.done: list | None = None    # in a batch, the values of the operations before it
+
+
+class GraderFault(BaseException):
+    """The grader's side failed during a check: it could not listen for the kernel, ran out
+    of memory, or its check code raised for a reason of its own (a bug in the checker, not
+    something the kernel sent). The cell gets no score and waits for an instructor.
+
+    A BaseException, like ``TimeLimitExceeded``: the checks' ``except Exception`` clauses,
+    which turn what the student's code did into a failed check, let it through."""
 
 
 _CLASSES: dict[str, type] = {}

@@ -7,7 +7,9 @@ and the check code live (what a check hands the student's code is data, or a dou
 agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the
 check passes, one ``CheckFailure`` error output with the check's message when it fails. nbgrader
 scores the cell from those outputs, so whatever the kernel does (blank the cell with an
-input transformer, replace ``autograder.check``, walk the stack) decides no point.
+input transformer, replace ``autograder.check``, walk the stack) decides no point. When the
+grader itself fails (``GraderFault``: its socket, its memory, a bug in the check), the
+output says so, and the cell is left without a score (``autograder.pipeline.flags``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from nbformat.v4 import new_output
 import autograder.checks  # noqa: F401  (registers every check)
 from autograder.registry import CHECKS, SECONDS_PER_CHECK
 from autograder.remote.channel import Channel, ChannelError
+from autograder.remote.errors import GraderFault
 from autograder.remote.proxy import RemoteError, Session
 from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
@@ -26,6 +29,7 @@ from course.testing.failure import CheckFailure
 BEGIN = "BEGIN HIDDEN TESTS"
 CALL = re.compile(r"^check\.(\w+)\(\s*(\w+(?:\s*,\s*\w+)*)?\s*\)$")
 IMPORT = "from autograder import check"
+FAULT = "GraderFault"     # the ename of a cell's output when the grader failed to grade it
 
 
 def parse(source: str) -> tuple[str, list[str]] | None:
@@ -45,10 +49,24 @@ def failure_output(message: str) -> NotebookNode:
                       traceback=[f"CheckFailure: {message}"])
 
 
+def fault_output(why: str) -> NotebookNode:
+    """The output of a cell the grader failed to grade, through its own fault (``why``): an
+    error, so that nbgrader scores it zero until the grading service takes the score away
+    (``autograder.pipeline.flags``), and a message that tells the student it is not theirs."""
+    message = (f"The grader failed while grading this cell ({why}). This is not your code's "
+               "doing: the cell has no score until an instructor grades it.")
+    return new_output("error", ename=FAULT, evalue=message, traceback=[f"{FAULT}: {message}"])
+
+
+def faulted(outputs: list[NotebookNode]) -> str | None:
+    """The message of the grader's fault among outputs the grader made, if there is one."""
+    return next((o.evalue for o in outputs if o.get("ename") == FAULT), None)
+
+
 def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
     """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``."""
-    if name not in CHECKS:
-        return [failure_output(f"The grader has no check named {name}.")]
+    if name not in CHECKS:      # the hidden cell is the course's, restored before grading
+        return [fault_output(f"it has no check named {name}")]
     session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
     try:
         targets = [session.lookup(arg) for arg in args]
@@ -62,9 +80,10 @@ def grade(channel: Channel, name: str, args: list[str]) -> list[NotebookNode]:
     except (ChannelError, TimeLimitExceeded) as error:
         why = str(error) if isinstance(error, ChannelError) else "it was busy for too long"
         return [failure_output(f"Your kernel did not answer the grader ({why}).")]
-    except Exception as error:  # noqa: BLE001 - e.g. a tampered agent's odd reply: never a crash
-        return [failure_output(f"The grader could not grade this cell "
-                               f"({type(error).__name__}: {error}).")]
+    except GraderFault as fault:
+        return [fault_output(str(fault))]
+    except Exception as error:  # noqa: BLE001 - the grader's own code (its memory, a bug)
+        return [fault_output(f"{type(error).__name__}: {error}")]
     finally:
         session.release()
     return []

@@ -10,11 +10,14 @@ builtin exception of the same name, with the student's line.
 from __future__ import annotations
 
 import signal
+import sys
 import time
+
+import numpy as np
 
 from autograder.remote import agent
 from autograder.remote.channel import Channel, ChannelError, NoAnswer
-from autograder.remote.errors import RemoteError, remote_error  # noqa: F401  (re-exported)
+from autograder.remote.errors import GraderFault, RemoteError, remote_error  # noqa: F401  (re-exported)
 from autograder.sandbox import TimeLimitExceeded
 
 
@@ -27,31 +30,77 @@ class Session:
         self.cpu_seconds, self.wall_seconds = cpu_seconds, wall_seconds
         self.cpu_seen: float | None = None
         self.remotes: dict[int, Remote] = {}     # one stand-in per kernel object (identity)
+        self.received: set[int] = set()          # ids of the values the kernel sent (blame)
+        self.asked: set[tuple] = set()           # (code, line) that waited for a reply (blame)
 
     def send(self, op: str, *args):
         """One operation in the kernel; its value, or the student's exception raised here.
-        Past the check's budget (computing, in the kernel; waiting, here): TimeLimitExceeded."""
+        Past the check's budget (computing, in the kernel; waiting, here): TimeLimitExceeded.
+        A reply that is not what the agent sends: ChannelError (the kernel's doing); the
+        grader's own failure (a check sending what cannot travel, its memory): GraderFault."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeLimitExceeded(signal.SIGALRM)
         outgoing: list[bytes] = []
         encoded = [agent.encode(a, self._outgoing, outgoing) for a in args]
+        self._asking(sys._getframe(1))
         try:
             reply, frames = self.channel.request(op, {"t": "list", "v": encoded}, outgoing, left,
                                                  max(self.cpu_left, 0.01))
         except NoAnswer:
             raise TimeLimitExceeded(signal.SIGALRM) from None
+        except MemoryError:
+            raise GraderFault("the grader ran out of memory reading the kernel's reply") from None
         self._account(reply.get("cpu"))
         if "error" in reply:
-            error = reply["error"]
-            if error.get("type") == "CheckTimeLimit":
-                raise TimeLimitExceeded(signal.SIGPROF)
-            raised = remote_error(str(error.get("type")), str(error.get("message")),
-                                  str(error.get("where", "")))
-            if "done" in error:      # a batch: the values of the operations before the error
-                raised.done = agent.decode(error["done"], self._incoming, frames)
-            raise raised
-        return agent.decode(reply["ok"], self._incoming, frames)
+            raise self._raised(reply["error"], frames)
+        return self._decoded(reply["ok"], frames)
+
+    def _raised(self, error, frames: list) -> BaseException:
+        """What the kernel's error reply stands for: the student's exception (with the values
+        of a batch before it), or the check's computing time used up."""
+        if not (isinstance(error, dict) and isinstance(error.get("type"), str)
+                and error["type"].isidentifier() and isinstance(error.get("message"), str)
+                and isinstance(error.get("where", ""), str)):
+            return ChannelError("an unreadable error reply from the kernel")
+        if error["type"] == "CheckTimeLimit":
+            return TimeLimitExceeded(signal.SIGPROF)
+        raised = remote_error(error["type"], error["message"], error.get("where", ""))
+        if "done" in error:      # a batch: the values of the operations before the error
+            raised.done = self._decoded(error["done"], frames)
+        return raised
+
+    def _decoded(self, data, frames: list):
+        """The value a reply carries, remembered as the kernel's (``blame``). Whatever a
+        malformed reply makes ``decode`` raise is the kernel's doing."""
+        try:
+            value = agent.decode(data, self._incoming, frames)
+        except MemoryError:
+            raise GraderFault("the grader ran out of memory reading the kernel's reply") from None
+        except Exception as error:  # noqa: BLE001 - a tampered agent's reply, never a crash
+            raise ChannelError(f"an unreadable reply from the kernel ({type(error).__name__}: "
+                               f"{error})") from None
+        self._remember(value)
+        return value
+
+    def _remember(self, value) -> None:
+        """Note ``value`` and the containers and arrays inside it as received from the kernel."""
+        if not (isinstance(value, Remote) or _shared(value)):
+            self.received.add(id(value))
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, (list, tuple, dict, np.ndarray)):
+                    self._remember(item)
+        elif isinstance(value, dict):
+            for item in (*value.keys(), *value.values()):
+                if isinstance(item, (list, tuple, dict, np.ndarray)):
+                    self._remember(item)
+
+    def _asking(self, frame) -> None:
+        """Note each line on the stack as waiting for a reply (``blame``)."""
+        while frame is not None:
+            self.asked.add((frame.f_code, frame.f_lineno))
+            frame = frame.f_back
 
     def release(self) -> None:
         """Let the kernel drop this check's objects (a few seconds of its own; errors ignored)
@@ -59,7 +108,7 @@ class Session:
         self.deadline, self.cpu_left = time.monotonic() + 5.0, 1.0
         try:
             self.send("release")
-        except (ChannelError, RemoteError, TimeLimitExceeded):
+        except (Exception, TimeLimitExceeded, GraderFault):  # noqa: BLE001 - nothing to keep
             pass
         self.channel.pause()
 
@@ -72,8 +121,8 @@ class Session:
     def _outgoing(self, value) -> dict:
         if isinstance(value, Remote) and value._session is self:
             return {"t": "ref", "id": value._id}
-        raise TypeError(f"a check sent a {type(value).__name__} to the student's kernel; "
-                        "only data and the student's own objects can travel")
+        raise GraderFault(f"a check sent a {type(value).__name__} to the student's kernel; "
+                          "only data and the student's own objects can travel")
 
     def _incoming(self, data: dict) -> "Remote":
         key = int(data["id"])
@@ -94,6 +143,14 @@ class Session:
         if not isinstance(value, Remote):
             raise ChannelError(f"{name} is data in the kernel, not a class or function")
         return value
+
+
+def _shared(value) -> bool:
+    """Whether CPython gives ``value`` one object for everyone (None, booleans, small ints,
+    one-character strings, the empty tuple): its identity says nothing of where it came from."""
+    return (value is None or isinstance(value, bool) or (type(value) is tuple and not value)
+            or (type(value) is int and -5 <= value <= 256)
+            or (type(value) is str and len(value) <= 1))
 
 
 class Remote:

@@ -5,7 +5,8 @@ of the graded run: it still runs in the kernel and its printed output reaches th
 notebook and the feedback. Its score does not come from that run. Before the cell runs, the
 grader runs the check of ``VERDICTS`` from outside (once per notebook: the run is shared by
 the cells), and the cell's outputs are the kernel's text and pictures followed by the
-verdict: nothing when it passes, a ``CheckFailure`` error when it fails. What the kernel
+verdict: nothing when it passes, a ``CheckFailure`` error when it fails, the grader's fault
+(``hidden.fault_output``) when the grader's side failed. What the kernel
 raised or returned is dropped, as is what it wrote on stderr: nbgrader scores a cell from
 errors, stderr and a numeric result, and all three are the student's process to forge.
 """
@@ -17,7 +18,8 @@ from nbformat import NotebookNode
 
 from autograder.checks import capstone
 from autograder.remote.channel import Channel
-from autograder.remote.hidden import failure_output
+from autograder.remote.errors import GraderFault
+from autograder.remote.hidden import failure_output, fault_output
 from course.testing.failure import CheckFailure
 
 # grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
@@ -35,14 +37,23 @@ class Verdicts:
         self.runs: dict[Callable, object] = {}
 
     def judge(self, channel: Channel, grade_id: str) -> list[NotebookNode]:
-        """The outputs the grader adds to cell ``grade_id``: none if it passes, else one error."""
+        """The outputs the grader adds to cell ``grade_id``: none if it passes, one error if it
+        fails, or the grader's fault (the run or the verdict failed on the grader's side)."""
         run_of, verdict = VERDICTS[grade_id]
         if run_of not in self.runs:
-            self.runs[run_of] = run_of(channel)
+            try:
+                self.runs[run_of] = run_of(channel)
+            except GraderFault as fault:      # every cell of this run: no score
+                self.runs[run_of] = fault
+        run = self.runs[run_of]
+        if isinstance(run, GraderFault):
+            return [fault_output(str(run))]
         try:
-            verdict(self.runs[run_of])
+            verdict(run)
         except CheckFailure as failure:
             return [failure_output(str(failure))]
+        except Exception as error:  # noqa: BLE001 - a verdict reads the grader's own run
+            return [fault_output(f"{type(error).__name__}: {error}")]
         return []
 
 

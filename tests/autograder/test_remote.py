@@ -2,6 +2,7 @@
 what travels, and a real ipykernel driven through ``Remote`` stand-ins."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -15,7 +16,7 @@ from autograder import testimony
 from autograder.checks._calls import Script, student_forward, warnings_explain
 from autograder.remote import agent, hidden
 from autograder.remote.channel import Channel, ChannelError
-from autograder.remote.errors import RemoteError
+from autograder.remote.errors import GraderFault, RemoteError
 from autograder.remote.proxy import Remote, Session
 from autograder.sandbox import TimeLimitExceeded, call
 from course.testing.failure import CheckFailure
@@ -43,6 +44,9 @@ class Layer:
 
     def sleep(self):
         time.sleep(60)
+
+    def hungry(self):
+        raise MemoryError("the student's allocation")
 
     def __iter__(self):
         yield from (1, 2, 3)
@@ -276,8 +280,9 @@ def test_a_check_talks_to_the_agent_on_its_own_socket_then_the_kernel_runs_cells
 
 
 def test_only_data_and_the_students_objects_are_sent(session):
+    """A check that sends anything else is wrong itself: the grader's fault, not the student's."""
     layer = session.lookup("Layer")(2)
-    with pytest.raises(TypeError, match="only data and the student's own objects"):
+    with pytest.raises(GraderFault, match="only data and the student's own objects"):
         layer.forward(lambda x: x)
 
 
@@ -306,15 +311,172 @@ def test_a_kernel_that_dies_during_a_check_is_seen_at_once():
 
 def test_a_socket_the_grader_cannot_listen_on_fails_the_check_cleanly(tmp_path):
     """A run folder deep enough that the kernel's own sockets fit a Unix socket's 107 bytes and
-    the grader's longer name does not: the check fails with a ChannelError that says where,
-    and no socket is left open."""
+    the grader's longer name does not: the check fails with the grader's fault, which says
+    where, and no socket is left open."""
     ip = str(tmp_path / ("k" * (104 - len(str(tmp_path)))))
     info = {"transport": "ipc", "ip": ip, "shell_port": 1, "control_port": 2, "key": "k"}
     channel = Channel(info)
     open_before = len(os.listdir("/proc/self/fd"))
     try:
-        with pytest.raises(ChannelError, match="could not listen at .*-1-grader-1"):
+        with pytest.raises(GraderFault, match="could not listen at .*-1-grader-1"):
             channel.request("lookup", {}, [], seconds=1.0, cpu=1.0)
         assert len(os.listdir("/proc/self/fd")) == open_before and not list(tmp_path.iterdir())
     finally:
         channel.close()
+
+
+class Replies:
+    """A channel whose replies are given: what a tampered agent could send."""
+
+    def __init__(self, *replies: dict) -> None:
+        self.replies = list(replies)
+
+    def request(self, *_args) -> tuple[dict, list]:
+        return self.replies.pop(0), []
+
+    def pause(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("reply", [
+    {"ok": {"t": "list"}}, {"ok": {"t": "list", "v": 5}}, {"ok": {"t": "complex", "v": "ab"}},
+    {"ok": {"t": "dict", "v": [[{"t": "list", "v": []}, 1]]}},             # a list as a key
+    {"ok": {"t": "generator", "v": {"t": "dict", "v": [["bit_generator", "Nope"]]}}},
+    {"ok": {"t": "ref", "id": "x"}}, {"error": "text"}, {"error": {"type": "a b", "message": ""}},
+    {"error": {"type": "ValueError", "message": 3}},
+    {"error": {"type": "ValueError", "message": "", "done": {"t": "tuple"}}}])
+def test_a_malformed_reply_is_the_kernels_doing_and_fails_its_request(reply):
+    """Whatever a reply holds that the agent would never send fails the request with a
+    ChannelError (the student's side), never another exception the check would not expect."""
+    session = Session(Replies(reply), cpu_seconds=1.0, wall_seconds=1.0)
+    with pytest.raises(ChannelError, match="unreadable"):
+        session.send("lookup", "x")
+
+
+def test_a_reply_nested_deeper_than_the_limit_is_refused_before_it_is_parsed():
+    """A head 200,000 levels deep raised RecursionError in json.loads; it is refused by a scan
+    that does not recurse, and a head at the limit still travels."""
+    deep = b"[" * 200_000 + b"]" * 200_000
+    with pytest.raises(ValueError, match="nested more than 100 levels deep"):
+        agent.unpack(len(deep).to_bytes(4, "big") + deep)
+    near = {"v": json.loads("[" * 98 + "]" * 98), "s": "[" * 500}   # brackets in a string count not
+    assert agent.unpack(agent.pack(near, []))[0]["s"] == "[" * 500
+    assert agent.nesting(json.dumps({"a": '"[[', "b": [[1], [{"c": [2]}]]}).encode()) == 5
+
+
+# The agent in the kernel, patched to answer every request with a list 200,000 levels deep.
+DEEP_AGENT = """
+import json
+
+def _deep(message, _handle=_minitorch_grader_agent.handle):
+    number = json.loads(message[4:4 + int.from_bytes(message[:4], 'big')])['id']
+    head = b'{"frames": [], "id": %d, "ok": ' % number + b'[' * 200_000 + b']' * 200_000 + b'}'
+    return len(head).to_bytes(4, 'big') + head
+
+_minitorch_grader_agent.handle = _deep
+"""
+
+
+def test_a_kernel_that_answers_200000_levels_deep_fails_that_check_only():
+    """The cell fails with a message (scored zero: the kernel's doing); the grader raises
+    nothing, and the kernel runs cells and answers checks again once its agent answers
+    properly."""
+    with agent_kernel() as (client, channel):
+        assert client.execute_interactive(DEEP_AGENT, timeout=10)["content"]["status"] == "ok"
+        outputs = hidden.grade(channel, "linear_forward", ["Linear"])
+        assert [o.ename for o in outputs] == ["CheckFailure"]
+        assert "Your kernel did not answer the grader" in outputs[0].evalue
+        assert "nested more than 100 levels deep" in outputs[0].evalue
+        reply = client.execute_interactive("del _minitorch_grader_agent.handle\nx = 3", timeout=10)
+        assert reply["content"]["status"] == "ok"
+        after = Session(channel, cpu_seconds=2.0, wall_seconds=6.0)
+        assert after.send("lookup", "x") == 3
+        after.release()
+
+
+def test_a_check_whose_socket_cannot_be_bound_leaves_its_cell_to_an_instructor(tmp_path):
+    """The grader's failure to listen is not the student's: the cell's output says so, and is
+    the grader's fault (``hidden.FAULT``), which the job turns into no score."""
+    ip = str(tmp_path / ("k" * (104 - len(str(tmp_path)))))
+    channel = Channel({"transport": "ipc", "ip": ip, "shell_port": 1, "control_port": 2, "key": "k"})
+    try:
+        outputs = hidden.grade(channel, "linear_forward", ["Linear"])
+    finally:
+        channel.close()
+    assert [o.ename for o in outputs] == [hidden.FAULT]
+    assert "could not listen at" in outputs[0].evalue and "not your code's doing" in outputs[0].evalue
+    assert hidden.faulted(outputs) == outputs[0].evalue
+
+
+def _table_size() -> int:
+    return {"rows": 3}["columns"]          # a key the checker never wrote: its own bug
+
+
+def checker_misspelt_a_name(Layer):
+    layer = call("Layer(2)", Layer, 2)
+    call("layer.forward", layer.forward, np.ones(2))
+    return expected_values  # noqa: F821 - the checker's bug under test
+
+
+def checker_broken_helper(Layer):
+    call("Layer(2)", Layer, 2).forward(np.ones(2))
+    return np.zeros(_table_size())
+
+
+def checker_out_of_memory(Layer):
+    call("Layer(2)", Layer, 2)
+    raise MemoryError("the grader's own allocation")
+
+
+def checker_reads_a_string_as_an_array(Layer):
+    text = repr(call("Layer(2)", Layer, 2))      # the kernel sends "<__main__.Layer ...>"
+    return text.shape                            # a string where an array was expected: theirs
+
+
+def checker_indexes_a_reply_at_once(Layer):
+    return call("Layer(2)", Layer, 2).weight.shape[5]      # weight has one axis: theirs
+
+
+def checker_student_memory(Layer):
+    return Layer(2).hungry()     # a MemoryError in the kernel: theirs
+
+
+@pytest.fixture
+def registered():
+    """Checks registered for the length of a test, as the grader's registry runs them."""
+    from autograder.registry import CHECKS, check
+    names = []
+
+    def register(function):
+        check(function)
+        names.append(function.__name__)
+        return function.__name__
+    yield register
+    for name in names:
+        del CHECKS[name]
+
+
+@pytest.mark.parametrize("checker", [checker_misspelt_a_name, checker_broken_helper,
+                                     checker_out_of_memory])
+def test_a_check_that_fails_on_the_graders_side_leaves_its_cell_unscored(kernel, registered,
+                                                                           checker):
+    """An exception of the check's own (a name it misspelt, a helper's bug, the grader's
+    memory), not caused by anything the kernel sent, is the grader's fault."""
+    outputs = hidden.grade(kernel, registered(checker), ["Layer"])
+    assert [o.ename for o in outputs] == [hidden.FAULT], outputs
+    assert "not your code's doing" in outputs[0].evalue
+
+
+@pytest.mark.parametrize("checker, raised", [
+    (checker_reads_a_string_as_an_array, "AttributeError"),
+    (checker_indexes_a_reply_at_once, "IndexError"), (checker_student_memory, "MemoryError: the student's allocation")])
+def test_an_error_caused_by_what_the_kernel_sent_is_the_students(kernel, registered, checker,
+                                                                  raised):
+    outputs = hidden.grade(kernel, registered(checker), ["Layer"])
+    assert [o.ename for o in outputs] == ["CheckFailure"] and raised in outputs[0].evalue
+
+
+def test_a_hidden_cell_naming_no_check_is_the_graders_fault(kernel):
+    """Hidden cells are the course's, restored before grading: a name the grader lacks is its
+    own mistake."""
+    assert [o.ename for o in hidden.grade(kernel, "no_such_check", ["Layer"])] == [hidden.FAULT]

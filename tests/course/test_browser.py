@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import free_port, launch, missing_browser, require, wait_until_up
+from browser import free_port, launch, missing_browser, require, stop, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).parent / "notebooks" / "playground_demo.ipynb"
@@ -54,12 +54,7 @@ def jupyterlab(tmp_path: Path):
         wait_until_up(f"{base}/api/status?token={token}", server, "jupyter-lab")
         yield base, token
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 KERNEL_IDLE = """() => {

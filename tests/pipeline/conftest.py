@@ -14,6 +14,7 @@ import pytest
 from autograder.pipeline import feedback
 from autograder.pipeline.demo.scenario import make_class
 from classroom import FEEDBACK_STUDENTS, FEEDBACK_UNITS
+from grading_cluster import make_credentials
 
 
 def pytest_configure(config):
@@ -28,6 +29,13 @@ def graded(graded_units):
                         if s.name not in ("reference", "release")])
     feedback.generate(graded_units.root, FEEDBACK_UNITS, workers=2, students=FEEDBACK_STUDENTS)
     return graded_units
+
+
+@pytest.fixture(scope="session")
+def credentials(tmp_path_factory):
+    """TLS files for the tests' ``dask scheduler`` and ``dask worker`` processes, made with the
+    README's openssl command."""
+    return make_credentials(tmp_path_factory.mktemp("tls"))
 
 
 # One course hub for the term test and the attack test (tests/pipeline/hubs.py).

@@ -131,6 +131,17 @@ ATTACKS = (
            "    for entry in list(registry.CHECKS.values()):\n"
            "        registry.CHECKS[entry.name] = type(entry)(entry.name, lambda *a: None, entry.targets)\n"
            "except Exception as e:\n    print('blocked:', type(e).__name__)\n", **CHECKS),
+    Attack("deep-reply", "patches json.dumps, which the grader's agent uses once installed, so "
+           "that every reply to a check is a list nested 200,000 levels deep (the grader's "
+           "json.loads raised RecursionError, and the whole notebook went ungraded)",
+           "import json\n_dumps = json.dumps\n\n"
+           "def _deep(value, *args, **kwargs):\n"
+           "    if isinstance(value, dict) and 'id' in value and ('ok' in value or 'error' in value):\n"
+           "        head = {k: v for k, v in value.items() if k not in ('ok', 'error')}\n"
+           "        return _dumps({**head, 'ok': None}).replace(\n"
+           "            '\"ok\": null', '\"ok\": ' + '[' * 200_000 + ']' * 200_000)\n"
+           "    return _dumps(value, *args, **kwargs)\n\n"
+           "json.dumps = _deep\n", **CHECKS),
     Attack("read-reference", "reads the reference's source and runs it as its own",
            "import glob\nfor p in glob.glob('$repo/minitorch_ref/**/*.py', recursive=True):\n"
            "    exec(open(p).read())\nprint('files', len(glob.glob('$repo/minitorch_ref/*')))\n"

@@ -10,29 +10,29 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import psutil
 import pytest
 from distributed import Client
+from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.pipeline.demo.scenario import TIMESTAMP, make_course
-from autograder.pipeline.grade import GradingError, grade
+from autograder.pipeline import feedback
+from autograder.pipeline.course import Course
+from autograder.pipeline.grade import GradingError, grade, pending
 from autograder.pipeline.job import Limits
+from autograder.pipeline.report import write_report
+from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in, scratch_course,
+                             tls_options, total)
 
 pytestmark = pytest.mark.pipeline
-UNIT = "01_setup"
-DASK = str(Path(sys.executable).parent / "dask")
-LIMITS = Limits(cell_timeout=30)
 # pidfd_send_signal raises no audit event, so the unsandboxed kernel's guard does not stop it
 KILL_PARENT = ("import os, signal\n"
                "signal.pidfd_send_signal(os.pidfd_open(os.getppid()), signal.SIGKILL)")
@@ -40,34 +40,21 @@ KILL_PARENT = ("import os, signal\n"
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory, isolated_jupyter) -> Path:
-    root = tmp_path_factory.mktemp("executor") / "course"
-    make_course(root, [UNIT])
-    return root
+    return scratch_course(tmp_path_factory.mktemp("executor"))
 
 
-def _notebook(root: Path, kind: str, extra: str | None = None) -> nbformat.NotebookNode:
-    nb = nbformat.read(str(root / kind / UNIT / f"{UNIT}.ipynb"), as_version=4)
-    if extra is not None:
-        nb.cells.insert(1, nbformat.v4.new_code_cell(extra))
-    return nb
+def cell_grades(root: Path, student: str) -> dict[str, tuple[float | None, bool]]:
+    """Each grade cell's ``(auto_score, needs_manual_grade)`` for ``student``."""
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return {grade.name: (grade.auto_score, grade.needs_manual_grade)
+                for grade in gb.find_submission_notebook(UNIT, UNIT, student).grades}
 
 
-def hand_in(root: Path, student: str, kind: str = "source", extra: str | None = None) -> None:
-    """``student`` hands in the solution (``source``) or the release, with ``extra`` code run
-    right after the set-up cell."""
-    folder = root / "submitted" / student / UNIT
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(_notebook(root, kind, extra), str(folder / f"{UNIT}.ipynb"))
-    (folder / "timestamp.txt").write_text(TIMESTAMP)
-
-
-def total(root: Path, student: str) -> float:
-    with sqlite3.connect(root / "gradebook.db") as db:
-        return db.execute(
-            "SELECT SUM(COALESCE(g.auto_score, 0)) FROM grade g "
-            "JOIN submitted_notebook n ON g.notebook_id = n.id "
-            "JOIN submitted_assignment a ON n.assignment_id = a.id "
-            "JOIN student s ON a.student_id = s.id WHERE s.id = ?", (student,)).fetchone()[0]
+def _reported(root: Path, student: str) -> int:
+    """How many of ``student``'s cells the class report lists as waiting for an instructor."""
+    page = write_report(root).read_text()
+    section = page.split("Cells without a score")[1].split("<h2>")[0]
+    return section.count(f"<tr><td>{student}</td><td>{UNIT}</td>")
 
 
 def submissions_per_student(root: Path) -> dict[str, int]:
@@ -76,59 +63,15 @@ def submissions_per_student(root: Path) -> dict[str, int]:
                                "GROUP BY student_id").fetchall())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def dask_cluster(tmp_path: Path, workers: int = 1, wrap: tuple[str, ...] = (),
-                 preload: str | None = None, threads: int = 1):
-    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes of ``threads`` threads (each
-    wrapped in ``wrap``, e.g. bubblewrap); yields the address and the workers' processes."""
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    logs = tmp_path / "dask-logs"
-    logs.mkdir(exist_ok=True)
-
-    def start(name: str, args: list[str]) -> subprocess.Popen:
-        with open(logs / f"{name}.log", "w") as log:
-            return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=tmp_path)
-
-    processes = [start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port",
-                                     address.rsplit(":", 1)[1], "--no-dashboard"])]
-    extra = ["--preload", preload] if preload else []
-    worker_processes = [start(f"worker-{n}", [*wrap, DASK, "worker", address, "--nthreads", str(threads),
-                                              "--no-dashboard", *extra]) for n in range(workers)]
-    processes += worker_processes
-    try:
-        with Client(address, timeout=30) as client:
-            if workers:
-                client.wait_for_workers(workers, timeout=60)
-        yield address, worker_processes
-    finally:
-        for process in processes:
-            _kill_group(process)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
-def test_workers_that_cannot_see_the_course_grade_it(course, tmp_path):
+def test_workers_that_cannot_see_the_course_grade_it(course, credentials, tmp_path):
     for student, kind in (("blind-a", "source"), ("blind-b", "release")):
         hand_in(course, student, kind)
     hidden = ("bwrap", "--dev-bind", "/", "/", "--tmpfs", str(course), "--")
-    with dask_cluster(tmp_path, workers=1, wrap=hidden) as (address, _):
-        with Client(address) as client:
+    with dask_cluster(tmp_path, credentials, workers=1, wrap=hidden) as (address, _):
+        with Client(address, security=credentials.security()) as client:
             seen = client.run(os.listdir, str(course))
         summary = grade(course, [UNIT], ["blind-a", "blind-b"], limits=LIMITS, progress=False,
-                        scheduler=address, force=True)
+                        scheduler=address, tls_files=credentials, force=True)
     assert list(seen.values()) == [[]]             # the worker saw an empty folder there
     assert address in summary.where
     assert [r.status for r in summary.results] == ["graded", "graded"]
@@ -154,16 +97,16 @@ def _kill_when_grading(worker: subprocess.Popen, killed: threading.Event) -> Non
         time.sleep(0.05)
 
 
-def test_a_worker_killed_mid_run_loses_no_grade(course, tmp_path):
+def test_a_worker_killed_mid_run_loses_no_grade(course, credentials, tmp_path):
     students = [f"lost-{n}" for n in range(6)]
     for n, student in enumerate(students):
         hand_in(course, student, "source" if n % 2 == 0 else "release")
     killed = threading.Event()
-    with dask_cluster(tmp_path, workers=2) as (address, workers):
+    with dask_cluster(tmp_path, credentials, workers=2) as (address, workers):
         killer = threading.Thread(target=_kill_when_grading, args=(workers[0], killed))
         killer.start()
         summary = grade(course, [UNIT], students, limits=LIMITS, progress=False,
-                        scheduler=address, force=True)
+                        scheduler=address, tls_files=credentials, force=True)
         killer.join()
     assert killed.is_set(), "no job of the first worker was caught in flight"
     assert workers[0].poll() is not None
@@ -175,7 +118,10 @@ def test_a_worker_killed_mid_run_loses_no_grade(course, tmp_path):
     assert all(counts[s] == 1 for s in students)
 
 
-def test_a_submission_that_kills_its_worker_is_flagged_not_retried_forever(course):
+def test_a_job_lost_beyond_its_retries_leaves_every_cell_to_an_instructor(course):
+    """A worker that dies three times under one job: the grader lost it, so no cell is
+    scored (nbgrader's "needs manual grade"), the summary counts them, the class report lists
+    them, and the next run grades it again."""
     hand_in(course, "poison", "source", KILL_PARENT)
     hand_in(course, "bystander", "source")
     started = time.monotonic()
@@ -184,18 +130,60 @@ def test_a_submission_that_kills_its_worker_is_flagged_not_retried_forever(cours
     results = {r.outcome.student: r for r in summary.results}
     assert time.monotonic() - started < 240
     assert results["bystander"].status == "graded" and total(course, "bystander") == 10
-    assert results["poison"].status == "failed" and total(course, "poison") == 0
+    assert results["poison"].status == "failed"
     assert "its grading worker died 3 times" in results["poison"].notes[0]
+    assert set(cell_grades(course, "poison").values()) == {(None, True)}     # 4 cells, no score
+    assert f"4 cell(s) of 1 submission(s) without a score, needs review: grader fault: poison/{UNIT}" \
+        in str(summary)
     record = json.loads((course / "autograded" / "poison" / UNIT / ".grading.json").read_text())
-    assert record["status"] == "failed"
+    assert record["status"] == "failed" and len(record["unscored"][UNIT]) == 4
     graded = nbformat.read(str(course / "autograded" / "poison" / UNIT / f"{UNIT}.ipynb"), 4)
-    assert "worker died" in graded.cells[0].source
-    with sqlite3.connect(course / "gradebook.db") as db:
-        flags = db.execute("SELECT COUNT(*) FROM grade g JOIN submitted_notebook n ON "
-                           "g.notebook_id = n.id JOIN submitted_assignment a ON "
-                           "n.assignment_id = a.id WHERE a.student_id = 'poison' AND "
-                           "g.needs_manual_grade = 0").fetchone()[0]
-    assert flags == 0                                  # every cell flagged for review
+    assert "worker died" in graded.cells[0].source and "no fault of your code" in graded.cells[0].source
+    assert _reported(course, "poison") == 4
+    assert ("poison", UNIT) in pending(Course(course), [UNIT], ["poison"], force=False)[0]
+
+
+def test_the_graders_own_failures_leave_their_cells_without_a_score(course, credentials, tmp_path):
+    """A check whose socket the grader cannot bind, a check with a bug of its own
+    (``grader_faults.py``, preloaded in the worker): those cells get no score and the flag;
+    the other cells, and the other student, are graded as usual, whatever marks that
+    student's notebook carried."""
+    for student in ("fault-socket", "fault-check", "fault-free"):
+        hand_in(course, student, "source")
+    forged = course / "submitted" / "fault-free" / UNIT / f"{UNIT}.ipynb"
+    nb = nbformat.read(str(forged), 4)
+    for cell in nb.cells:      # marks of its own, to pass failed cells off as the grader's
+        cell.metadata["autograder"] = {"flag": "grader fault", "reason": "forged"}
+    nbformat.write(nb, str(forged))
+    preload = Path(__file__).with_name("grader_faults.py")
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(preload)) as (address, _):
+        summary = grade(course, [UNIT], ["fault-socket", "fault-check", "fault-free"],
+                        limits=LIMITS, progress=False, scheduler=address, tls_files=credentials,
+                        force=True)
+    assert all(r.status == "graded" for r in summary.results)
+    assert set(cell_grades(course, "fault-socket").values()) == {(None, True)}
+    assert cell_grades(course, "fault-check") == {
+        "hidden-affine-values": (2, False), "hidden-affine-shapes": (1, False),
+        "hidden-standardize": (None, True), "hidden-pairwise": (4, False)}
+    assert total(course, "fault-free") == 10 and not any(
+        flag for _, flag in cell_grades(course, "fault-free").values())
+    assert "5 cell(s) of 2 submission(s) without a score, needs review: grader fault" in str(summary)
+    assert f"fault-check/{UNIT} (hidden-standardize)" in str(summary)
+    graded = nbformat.read(str(course / "autograded" / "fault-check" / UNIT / f"{UNIT}.ipynb"), 4)
+    assert "The grader failed on hidden-standardize, not your code" in graded.cells[0].source
+    cell = next(c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                == "hidden-standardize")
+    assert cell.outputs[0].ename == "GraderFault" and "KeyError: 'tolerance'" in cell.outputs[0].evalue
+    sockets = nbformat.read(str(course / "autograded" / "fault-socket" / UNIT / f"{UNIT}.ipynb"), 4)
+    assert "the grader could not listen" in sockets.cells[0].source + str(sockets.cells)
+    assert (_reported(course, "fault-socket"), _reported(course, "fault-check")) == (4, 1)
+    feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
+    page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
+    assert "not your code" in page and "no score until an instructor grades it" in page
+    todo, skipped = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
+                            force=False)
+    assert sorted(todo) == [("fault-check", UNIT), ("fault-socket", UNIT)]   # graded again next run
+    assert skipped == [("fault-free", UNIT)]
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true" and subprocess.run(
@@ -236,41 +224,45 @@ def test_nothing_of_one_student_reaches_the_next(course):
     assert "seen: False None False False False" in printed
 
 
-def test_an_unreachable_scheduler_is_named_within_seconds(course, capsys):
+def test_an_unreachable_scheduler_is_named_within_seconds(course, credentials, capsys):
     before = (course / "gradebook.db").read_bytes()
     hand_in(course, "never-graded", "source")
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"tls://127.0.0.1:{free_port()}"
     started = time.monotonic()
-    code = main(["--course", str(course), "grade", UNIT, "--scheduler", address])
+    code = main(["--course", str(course), "grade", UNIT, "--scheduler", address,
+                 *tls_options(credentials)])
     assert code == 2 and time.monotonic() - started < 20
     assert f"cannot reach the Dask scheduler at {address}" in capsys.readouterr().err
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "never-graded").exists()
 
 
-def test_workers_with_other_packages_are_refused_before_any_grade(course, tmp_path):
+def test_workers_with_other_packages_are_refused_before_any_grade(course, credentials, tmp_path):
     other = tmp_path / "other_numpy.py"
     other.write_text("from autograder.pipeline import fingerprint\n"
                      "real = fingerprint.installed()\n"
                      "fingerprint.installed = lambda: {**real, 'numpy': '1.26.4'}\n")
     hand_in(course, "refused", "source")
     before = (course / "gradebook.db").read_bytes()
-    with dask_cluster(tmp_path, workers=1, preload=str(other)) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(other)) as (address, _):
         with pytest.raises(GradingError) as refused:
-            grade(course, [UNIT], ["refused"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["refused"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     assert "numpy" in str(refused.value) and "1.26.4 there" in str(refused.value)
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "refused").exists()
 
 
-def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, tmp_path):
+def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, credentials,
+                                                                      tmp_path):
     """Two submissions at once in one worker process would share its environment and its job
     gradebook."""
     hand_in(course, "crowded", "source")
     before = (course / "gradebook.db").read_bytes()
-    with dask_cluster(tmp_path, workers=1, threads=2) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, threads=2) as (address, _):
         with pytest.raises(GradingError, match=r"\(2 threads\).*--nthreads 1"):
-            grade(course, [UNIT], ["crowded"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["crowded"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded" / "crowded").exists()
 
@@ -284,15 +276,15 @@ def test_a_worker_refuses_a_second_submission_while_it_grades_one():
     assert not ONE_AT_A_TIME.locked()
 
 
-def test_workers_without_the_course_packages_are_refused(course, tmp_path):
+def test_workers_without_the_course_packages_are_refused(course, credentials, tmp_path):
     missing = tmp_path / "no_autograder.py"
     missing.write_text("import sys\nfor name in [m for m in sys.modules if m.startswith('autograder')]:\n"
                        "    del sys.modules[name]\nsys.modules['autograder'] = None\n")
     hand_in(course, "refused-too", "source")
-    with dask_cluster(tmp_path, workers=1, preload=str(missing)) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=1, preload=str(missing)) as (address, _):
         with pytest.raises(GradingError, match="cannot report their packages"):
             grade(course, [UNIT], ["refused-too"], limits=LIMITS, progress=False,
-                  scheduler=address)
+                  scheduler=address, tls_files=credentials)
     assert not (course / "autograded" / "refused-too").exists()
 
 
@@ -337,12 +329,14 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
     assert results["too-slow"].worker == results["after-too-slow"].worker
 
 
-def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, tmp_path, monkeypatch):
+def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, credentials, tmp_path,
+                                                                    monkeypatch):
     from autograder.pipeline import executor
     monkeypatch.setattr(executor, "WORKER_WAIT_SECONDS", 2)
-    with dask_cluster(tmp_path, workers=0) as (address, _):
+    with dask_cluster(tmp_path, credentials, workers=0) as (address, _):
         with pytest.raises(GradingError, match="no worker joined"):
-            grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address)
+            grade(course, [UNIT], ["nobody"], limits=LIMITS, progress=False, scheduler=address,
+                  tls_files=credentials)
     with pytest.raises(GradingError, match="--workers must be at least 1, not 0"):
         grade(course, [UNIT], ["nobody"], workers=0, limits=LIMITS, progress=False)
 

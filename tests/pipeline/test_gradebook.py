@@ -9,7 +9,7 @@ from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
 from autograder.notebooks.units import units
-from autograder.pipeline import gradebook
+from autograder.pipeline import flags, gradebook
 from autograder.pipeline.demo.scenario import actual_lost
 
 UNIT, CELL = "03_module_linear", "hidden-linear-forward"
@@ -65,6 +65,30 @@ def test_merge_clamps_scores_and_keeps_manual_work(scratch_course, tmp_path):
         gradebook.merge(gb, gradebook.Outcome("alice", UNIT, review=True))
         grades = [g for nb in gb.find_submission(UNIT, "alice").notebooks for g in nb.grades]
         assert all(g.auto_score == 0 and g.needs_manual_grade for g in grades)
+
+
+def test_a_cell_the_grader_failed_on_has_no_score_and_waits_for_an_instructor(scratch_course,
+                                                                            tmp_path):
+    """nbgrader's "needs manual grade": no auto_score (not earned, not a failed test), flagged;
+    a manual score already given stays and decides the cell."""
+    db = tmp_path / "gradebook.db"
+    gradebook.template(scratch_course / "gradebook.db", db)
+    why = flags.Unscored(flags.Flag.GRADER_FAULT, "the grader could not listen")
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_student("bob")
+        gb.add_submission(UNIT, "bob")
+        gb.find_grade("hidden-linear-init", UNIT, UNIT, "bob").manual_score = 1.0
+        gb.db.commit()
+        gradebook.merge(gb, gradebook.Outcome(
+            "bob", UNIT, scores={UNIT: {CELL: 0.0, "hidden-linear-init": 0.0, "hidden-xavier": 0.0}},
+            unscored={UNIT: {CELL: why, "hidden-linear-init": why}}))
+        forward, init, backward = (gb.find_grade(name, UNIT, UNIT, "bob") for name in
+                                   (CELL, "hidden-linear-init", "hidden-xavier"))
+        assert (forward.auto_score, forward.needs_manual_grade, forward.failed_tests) == (None, True, None)
+        assert (init.auto_score, init.manual_score, init.score, init.needs_manual_grade) == \
+            (None, 1.0, 1.0, True)
+        assert (backward.auto_score, backward.needs_manual_grade) == (0.0, False)
+        assert gb.find_submission(UNIT, "bob").needs_manual_grade
 
 
 def test_template_holds_the_assignments_and_no_student(scratch_course, tmp_path):

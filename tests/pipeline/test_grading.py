@@ -67,7 +67,7 @@ def test_memory_is_bounded(graded):
     ("bad-loop-in-method", "Cells stopped at the time limit: linear-tests"),
     ("bad-corrupted-json", "could not be read"),
     ("bad-empty-folder", "has no 03_module_linear.ipynb"),
-    ("bad-renamed-notebook", "your 03_module_linear (1).ipynb was graded in its place"),
+    ("bad-renamed-notebook", "your 03_module_linear__1_.ipynb was graded in its place"),
     ("bad-nbformat-v3", "old nbformat 3"),
     ("bad-deleted-read-only-cells", "put back: setup, module-base"),
 ])

@@ -84,8 +84,10 @@ def _solutions(course: Path, unit: str) -> list[str]:
 
 
 def _formgrader(chromium, hub: Hub):
+    """The instructor's Formgrader, under the script policy of ``hub/instructor/``."""
     page = _login(chromium, hub, "instructor")
-    page.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    response = page.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    assert "script-src 'self' 'unsafe-hashes'" in response.headers["content-security-policy"]
     return page
 
 

@@ -78,3 +78,25 @@ def test_manual_scores_reach_the_gradebook_export_report_and_feedback(course, tm
     feedback.generate(course, [UNIT], workers=1, students=["ada"])
     page = (course / "feedback" / "ada" / UNIT / f"{UNIT}.html").read_text(encoding="utf-8")
     assert "Clear about the confusions 4/9." in page and "28.0 / 30.0" in page
+
+
+def test_a_code_cell_the_grader_failed_on_takes_a_manual_score(course, tmp_path, capsys):
+    """A cell left without a score by the grader's fault (``flags``) waits for an instructor:
+    the CSV may give it its score; a code cell the grader did score stays refused."""
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        cell = gb.find_grade("grade-accuracy", UNIT, UNIT, "bo")
+        before = cell.auto_score
+        cell.auto_score, cell.needs_manual_grade = None, True       # as merge leaves it
+        gb.db.commit()
+    try:
+        path = _csv(tmp_path, "bo,11_capstone,grade-accuracy,4,graded by hand: the grader failed")
+        assert main(["--course", str(course), "manual-grades", str(path)]) == 0
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            cell = gb.find_grade("grade-accuracy", UNIT, UNIT, "bo")
+            assert (cell.manual_score, cell.needs_manual_grade) == (4.0, False)
+    finally:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            cell = gb.find_grade("grade-accuracy", UNIT, UNIT, "bo")
+            cell.auto_score, cell.manual_score, cell.needs_manual_grade = before, None, False
+            gb.db.commit()
+    capsys.readouterr()

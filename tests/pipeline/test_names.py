@@ -26,3 +26,14 @@ def test_unsafe_names_are_refused_with_the_reason(name, why):
     message = names.problem(name, "student id")
     assert not names.is_safe(name)
     assert message.startswith("the student id") and why in message
+
+
+@pytest.mark.parametrize("name, form", [
+    ("03_module_linear (1).ipynb", "03_module_linear__1_.ipynb"),
+    (".hidden.ipynb", "hidden.ipynb"),
+    ("garcía.ipynb", "garc_a.ipynb"),
+    ("<>", None),
+    ("...", None),
+])
+def test_a_safe_form_replaces_what_is_not_allowed(name, form):
+    assert names.safe_form(name) == form
