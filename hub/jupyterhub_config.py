@@ -36,6 +36,7 @@ HUB = Path(__file__).resolve().parent
 sys.path.insert(0, str(HUB.parent))
 
 from autograder.hub import cgroups, limits, logins, roster, state  # noqa: E402
+from autograder.hub import exchange as student_exchange  # noqa: E402
 from autograder.hub.spawner import SandboxSpawner  # noqa: E402
 from autograder.pipeline import exchange  # noqa: E402
 
@@ -125,6 +126,7 @@ if made:
     print(f"make hub: new passwords for {', '.join(made)} are in {LOGINS} (root only)",
           file=sys.stderr)
 EXCHANGE = exchange.root(COURSE)
+student_exchange.course_folders(EXCHANGE, exchange.course_id())
 COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
 
 c.JupyterHub.ip = "127.0.0.1"
@@ -156,7 +158,8 @@ c.SandboxSpawner.student_config = str(HUB / "student")
 c.SandboxSpawner.account_prefix = env("MINITORCH_HUB_ACCOUNT_PREFIX") or "jupyter-"
 c.SandboxSpawner.cgroup_parent = f"minitorch-hub-{PORT}"
 c.SandboxSpawner.limits = LIMITS
-c.SandboxSpawner.exchange = [(EXCHANGE, "/srv/nbgrader/exchange", True)]
+c.SandboxSpawner.exchange_root = str(EXCHANGE)
+c.SandboxSpawner.course_id = exchange.course_id()
 c.SandboxSpawner.home_dir_template = str(STATE / "instructor-home")
 c.Spawner.env_keep = ["LANG", "LC_ALL"]
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
@@ -175,7 +178,7 @@ def _per_user(spawner) -> None:
             # Formgrader runs `alembic`, found only with the venv's bin on PATH.
             PATH=os.pathsep.join([str(BIN), env("PATH", "")]))
     else:
-        spawner.environment = dict(COURSE_ENV, MINITORCH_EXCHANGE="/srv/nbgrader/exchange")
+        spawner.environment = dict(COURSE_ENV, MINITORCH_EXCHANGE=student_exchange.INSIDE)
 
 
 c.Spawner.pre_spawn_hook = _per_user

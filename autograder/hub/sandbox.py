@@ -9,7 +9,7 @@ namespace that holds only:
 - ``/etc/passwd`` and ``/etc/group`` that name the student and root alone, and ``/etc/hosts``;
 - the student's home (``/home/<student>``), read-write, the only file system it can fill;
 - the students' Jupyter configuration (``hub/student``) at ``/srv/minitorch/config``;
-- the exchange's folders the student may use (``View.exchange``);
+- the exchange's folders the student may use (``View.exchange``), in a private exchange root;
 - a private ``/tmp`` and ``/dev/shm`` and its own ``/proc``: only its own processes.
 
 Inside, ``setpriv`` becomes the student's account (all three uids and gids, no supplementary
@@ -42,6 +42,7 @@ class View:
     config: Path                                 # hub/student, on CONFIG
     identity: Path                               # a folder with this sandbox's passwd and group
     exchange: tuple[tuple[Path, str, bool], ...] = ()   # (outside, inside, writable)
+    scratch: tuple[str, ...] = ()                # inside: private 1 MiB folders (mode 1777)
     shm_bytes: int = 64 << 20
 
     @property
@@ -71,7 +72,7 @@ def command(view: View, bwrap: str | None = None, setpriv: str | None = None) ->
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
             "--perms", "1777", "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(view.shm_bytes), "--tmpfs", "/dev/shm"]
-    args += _parents(path for path, _ in inside) + binds(SYSTEM, "--ro-bind")
+    args += _parents([path for path, _ in inside], view.scratch) + binds(SYSTEM, "--ro-bind")
     args += binds(ETC, "--ro-bind")
     args += ["--ro-bind", str(view.interpreter), str(view.interpreter),
              "--ro-bind", str(view.environment), str(view.environment),
@@ -86,13 +87,18 @@ def command(view: View, bwrap: str | None = None, setpriv: str | None = None) ->
                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
 
-def _parents(paths) -> list[str]:
-    """Folders made (0755, root's) on the way to each bind: bwrap would make them 0700, which
-    the student could not pass. The system's own folders are bound, never made."""
+def _parents(paths: list[str], scratch: tuple[str, ...]) -> list[str]:
+    """Folders made on the way to each bind: root's, 0755 (bwrap would make them 0700, which
+    the student could not pass), or a private 1 MiB tmpfs, 1777, for those in ``scratch``
+    (nbgrader wants its exchange root writable). The system's own folders are bound, never made."""
     made: list[str] = []
+    args: list[str] = []
     for path in paths:
         for parent in map(str, reversed(PurePosixPath(path).parents)):
-            if parent not in ("/", "/tmp", "/dev", *made) and not any(
+            if parent in ("/", "/tmp", "/dev", *made) or any(
                     parent == system or parent.startswith(system + "/") for system in SYSTEM):
-                made.append(parent)
-    return [arg for folder in made for arg in ("--perms", "0755", "--dir", folder)]
+                continue
+            made.append(parent)
+            args += (["--perms", "1777", "--size", str(1 << 20), "--tmpfs", parent]
+                     if parent in scratch else ["--perms", "0755", "--dir", parent])
+    return args

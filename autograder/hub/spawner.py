@@ -19,7 +19,7 @@ from pathlib import Path
 from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Any, Set, Unicode
 
-from autograder.hub import accounts, homes, sandbox
+from autograder.hub import accounts, exchange, homes, sandbox
 from autograder.hub.cgroups import Cgroup
 from autograder.hub.limits import Limits
 from autograder.hub.student_env import interpreter
@@ -37,8 +37,8 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
     account_prefix = Unicode("jupyter-", help="Unix account names: prefix + user.").tag(config=True)
     cgroup_parent = Unicode("minitorch-hub", help="Students' groups: <parent>/<user>.").tag(config=True)
     limits = Any(Limits(), help="An autograder.hub.limits.Limits for every student.").tag(config=True)
-    exchange = Any((), help="(outside, inside, writable) binds of the exchange; a callable of "
-                            "the user's name may return them.").tag(config=True)
+    exchange_root = Unicode(help="The nbgrader exchange (outside the sandboxes).").tag(config=True)
+    course_id = Unicode("minitorch", help="The nbgrader course id.").tag(config=True)
 
     @property
     def sandboxed(self) -> bool:
@@ -49,11 +49,12 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         return Cgroup(f"{self.cgroup_parent}/{self.user.name}")
 
     def view(self, account: accounts.Account) -> sandbox.View:
+        """What the student's sandbox shows, their exchange folders made on the way."""
         env = Path(self.student_environment)
-        binds = self.exchange(self.user.name) if callable(self.exchange) else self.exchange
+        binds = exchange.prepare(Path(self.exchange_root), self.course_id, account)
         return sandbox.View(account, self.student_home, env, interpreter(env),
                             Path(self.student_config), Path(self.state) / "sandboxes" / self.user.name,
-                            tuple(binds), shm_bytes=self.limits.memory // 4)
+                            tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4)
 
     async def start(self):
         if self.sandboxed:
