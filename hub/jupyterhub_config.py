@@ -140,9 +140,11 @@ c.ConfigurableHTTPProxy.pid_file = str(SECRETS / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state.private_file(SECRETS / 'jupyterhub.sqlite')}"
 c.JupyterHub.cookie_secret_file = str(SECRETS / "cookie_secret")
 c.JupyterHub.tornado_settings = {"cookie_options": {"samesite": "Lax"}}
-if env("MINITORCH_HUB_SSL_CERT") or env("MINITORCH_HUB_SSL_KEY"):
-    c.JupyterHub.ssl_cert = env("MINITORCH_HUB_SSL_CERT") or _refuse("MINITORCH_HUB_SSL_KEY needs MINITORCH_HUB_SSL_CERT")
-    c.JupyterHub.ssl_key = env("MINITORCH_HUB_SSL_KEY") or _refuse("MINITORCH_HUB_SSL_CERT needs MINITORCH_HUB_SSL_KEY")
+CERT, KEY = env("MINITORCH_HUB_SSL_CERT"), env("MINITORCH_HUB_SSL_KEY")
+if bool(CERT) != bool(KEY):
+    _refuse("MINITORCH_HUB_SSL_CERT and MINITORCH_HUB_SSL_KEY go together: set both or neither")
+if CERT:    # HTTPS, and JupyterHub's cookies Secure
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = CERT, KEY
 
 # Each person's own password (logins.csv); the instructor alone is the hub's admin.
 c.JupyterHub.authenticator_class = logins.CourseAuthenticator

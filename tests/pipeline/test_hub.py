@@ -5,21 +5,26 @@ and submits; Bob submits the untouched release. The instructor releases and coll
 Formgrader, grades with ``python -m autograder grade``, generates and releases feedback in
 Formgrader; both students fetch feedback and read their scores. Then the hand-graded
 reflection of unit 11: Carol writes hers and submits, the instructor grades it in Formgrader's
-Manual Grading and sees the total change.
+Manual Grading and sees the total change. Everyone logs in with their own password from the
+hub's ``logins.csv``; each student's server runs in its sandbox (``hubs.py`` starts the hub,
+``test_hub_attacks.py`` attacks it). A hub set up wrongly refuses to start; with a
+certificate it speaks HTTPS.
 
-Skips (printing why) without Chromium, playwright or the hub's proxy (``make test`` installs
-it with npm), except under CI=true, where that is a failure.
+Skips (printing why) where the hub cannot run (``hubs.missing_hub``), except under CI=true,
+where that is a failure.
 """
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
+import requests
 from browser import free_port
-from hubs import CAPSTONE, UNIT, Hub, start
+from hubs import CAPSTONE, UNIT, Hub, start, stop
 
 pytestmark = pytest.mark.pipeline
 MINUTE = 60_000
@@ -235,6 +240,7 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
     ({"MINITORCH_HUB_STUDENTS": "alice,<b>eve</b>"}, "holds characters other than letters"),
     ({"MINITORCH_HUB_LIMITS": "memory=lots"}, "memory='lots' must be a size such as 512M"),
     ({"MINITORCH_HUB_STUDENT_ENV": "/nonexistent"}, "no student environment in /nonexistent"),
+    ({"MINITORCH_HUB_SSL_CERT": "/etc/hub.crt"}, "MINITORCH_HUB_SSL_KEY go together"),
 ])
 def test_a_hub_that_cannot_start_says_why(hub, tmp_path, change, message):
     """A second hub on the running one's port refuses, as does one badly set up."""
@@ -256,3 +262,47 @@ def test_a_roster_with_a_bad_line_is_refused_naming_it(hub, tmp_path):
     assert second.wait(timeout=60) == 2
     said = (tmp_path / "refused.log").read_text()
     assert f"{roster}, line 4: the student id 'alice' is also on line 2" in said, said[-2000:]
+
+
+def _login_cookies(url: str, user: str, password: str, verify: str | bool = True) -> list[str]:
+    """The Set-Cookie headers of a successful login."""
+    session = requests.Session()
+    session.verify = verify
+    session.get(f"{url}/hub/login")
+    answer = session.post(f"{url}/hub/login", allow_redirects=False, data={
+        "username": user, "password": password, "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
+    assert answer.status_code == 302, answer.text[-500:]
+    return answer.raw.headers.getlist("Set-Cookie")
+
+
+def test_https_with_a_certificate_and_cookies_kept_to_their_site(hub, tmp_path):
+    """With MINITORCH_HUB_SSL_CERT and _KEY (a self-signed certificate made here) the hub
+    answers over HTTPS and its login cookies are Secure; SameSite=Lax on either hub."""
+    cert, key = tmp_path / "hub.crt", tmp_path / "hub.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    port = free_port(span=3)
+    secure = Hub(f"https://127.0.0.1:{port}", hub.course, tmp_path / "state", dict(
+        hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), MINITORCH_HUB_PORT=str(port),
+        MINITORCH_HUB_SSL_CERT=str(cert), MINITORCH_HUB_SSL_KEY=str(key)), tmp_path / "https.log",
+        hub.prefix)
+    process = start(secure.env, secure.log)
+    try:
+        deadline = time.monotonic() + 90
+        while not _answers(f"{secure.url}/hub/api", str(cert)):
+            assert process.poll() is None and time.monotonic() < deadline, secure.log.read_text()[-2000:]
+            time.sleep(0.5)
+        cookies = _login_cookies(secure.url, "carol", secure.password("carol"), str(cert))
+    finally:
+        stop(process)
+    assert cookies and all("; Secure" in c and "SameSite=Lax" in c for c in cookies), cookies
+    plain = _login_cookies(hub.url, "carol", hub.password("carol"))
+    assert all("Secure" not in c and "SameSite=Lax" in c for c in plain), plain
+
+
+def _answers(url: str, verify: str) -> bool:
+    try:
+        return requests.get(url, verify=verify, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
