@@ -143,8 +143,9 @@ c.JupyterHub.tornado_settings = {"cookie_options": {"samesite": "Lax"}}
 CERT, KEY = env("MINITORCH_HUB_SSL_CERT"), env("MINITORCH_HUB_SSL_KEY")
 if bool(CERT) != bool(KEY):
     _refuse("MINITORCH_HUB_SSL_CERT and MINITORCH_HUB_SSL_KEY go together: set both or neither")
-if CERT:    # HTTPS, and JupyterHub's cookies Secure
+if CERT:    # HTTPS, and every cookie of the hub's and the servers' Secure
     c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = CERT, KEY
+    c.JupyterHub.tornado_settings["cookie_options"]["secure"] = True
 
 # Each person's own password (logins.csv); the instructor alone is the hub's admin.
 c.JupyterHub.authenticator_class = logins.CourseAuthenticator

@@ -73,7 +73,7 @@ def ensure(path: Path, users: list[str], instructor: str, chosen: str | None = N
     passwords.update({user: secrets.token_urlsafe(12) for user in new})
     if chosen is not None and passwords[instructor] != chosen:
         passwords[instructor] = chosen
-        new.append(instructor)
+        new += [] if instructor in new else [instructor]
     write(path, passwords)
     return new
 

@@ -89,10 +89,6 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
             first()
         return preexec
 
-    def get_args(self) -> list[str]:
-        args = super().get_args()
-        return [arg for arg in args if arg != "--allow-root"] if self.sandboxed else args
-
     def get_env(self) -> dict[str, str]:
         """A student's server gets the hub's variables for it and the course's, nothing of
         the hub's own environment (``env_keep``: PATH, PYTHONPATH, ...)."""

@@ -136,6 +136,18 @@ def chromium():
         browser.close()
 
 
+def processes_of(uid: int) -> list[int]:
+    """The processes of the machine that run as ``uid``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}").st_uid == uid:
+                found.append(int(pid))
+        except FileNotFoundError:
+            pass
+    return found
+
+
 class Visit:
     """``user`` logged in to ``hub`` with requests, their server started: run code in their
     kernel (``run``) or a command in their terminal (``shell``)."""

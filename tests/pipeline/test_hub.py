@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import os
+import pwd
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 import requests
-from browser import free_port
-from hubs import CAPSTONE, UNIT, Hub, start, stop
+from browser import free_port, wait_until_up
+from hubs import CAPSTONE, UNIT, Hub, clean_up, processes_of, start, stop
 
 pytestmark = pytest.mark.pipeline
 MINUTE = 60_000
@@ -266,10 +268,9 @@ def test_a_roster_with_a_bad_line_is_refused_naming_it(hub, tmp_path):
 
 def _login_cookies(url: str, user: str, password: str, verify: str | bool = True) -> list[str]:
     """The Set-Cookie headers of a successful login."""
-    session = requests.Session()
-    session.verify = verify
-    session.get(f"{url}/hub/login")
-    answer = session.post(f"{url}/hub/login", allow_redirects=False, data={
+    session = requests.Session()   # verify on each request: REQUESTS_CA_BUNDLE beats session.verify
+    session.get(f"{url}/hub/login", verify=verify)
+    answer = session.post(f"{url}/hub/login", allow_redirects=False, verify=verify, data={
         "username": user, "password": password, "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
     assert answer.status_code == 302, answer.text[-500:]
     return answer.raw.headers.getlist("Set-Cookie")
@@ -306,3 +307,32 @@ def _answers(url: str, verify: str) -> bool:
         return requests.get(url, verify=verify, timeout=2).status_code == 200
     except requests.RequestException:
         return False
+
+
+def test_an_idle_server_is_culled_with_all_it_started(hub, tmp_path):
+    """A hub whose culler stops servers idle for 10 s: Dave's goes, with its processes and
+    its mounted home (he logs in and never comes back)."""
+    port = free_port(span=3)
+    culling = Hub(f"http://127.0.0.1:{port}", hub.course, tmp_path / "state", dict(
+        hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), MINITORCH_HUB_PORT=str(port),
+        MINITORCH_HUB_ACCOUNT_PREFIX=f"t{port}-", MINITORCH_HUB_CULL_IDLE="10"),
+        tmp_path / "cull.log", f"t{port}-")
+    process = start(culling.env, culling.log)
+    try:
+        wait_until_up(f"{culling.url}/hub/api", process, "jupyterhub", timeout=90)
+        session = requests.Session()
+        session.get(f"{culling.url}/hub/login")
+        session.post(f"{culling.url}/hub/login?next=/hub/spawn/dave", data={
+            "username": "dave", "password": culling.password("dave"),
+            "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
+        home, deadline = culling.state / "homes" / "dave", time.monotonic() + 150
+        while "Culling server dave" not in culling.log.read_text():
+            assert time.monotonic() < deadline, culling.log.read_text()[-3000:]
+            time.sleep(1)
+        uid = pwd.getpwnam(f"{culling.prefix}dave").pw_uid
+        while (processes_of(uid) or os.path.ismount(home)) and time.monotonic() < deadline + 30:
+            time.sleep(0.5)
+        assert processes_of(uid) == [] and not os.path.ismount(home)
+    finally:
+        stop(process)
+        clean_up(culling.state, culling.prefix, port)

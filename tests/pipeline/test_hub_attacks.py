@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 import requests
-from hubs import Visit
+from hubs import Visit, processes_of
 
 from autograder.hub import logins
 
@@ -50,17 +50,6 @@ def _secrets(hub) -> dict[str, str]:
     found = {name: (state / name).read_text().strip() for name in ("proxy_token", "cookie_secret")}
     found.update({f"{user}'s password": hub.password(user)
                   for user in ("instructor", "bob", "carol", "dave")})
-    return found
-
-
-def _processes_of(uid: int) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.stat(f"/proc/{pid}").st_uid == uid:
-                found.append(int(pid))
-        except FileNotFoundError:
-            pass
     return found
 
 
@@ -154,7 +143,7 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
                             "result = [[json.load(open(f))['transport'] for f in "
                             "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
                             "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
-    mine = set(_processes_of((hub.state / "homes" / "alice").stat().st_uid))
+    mine = set(processes_of((hub.state / "homes" / "alice").stat().st_uid))
     listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[1:3]
                  for c in psutil.net_connections("tcp")
                  if c.status == psutil.CONN_LISTEN and c.pid in mine}
@@ -210,17 +199,17 @@ def test_nothing_she_started_outlives_her_server(hub, alice):
     alice.shell("(setsid nohup sleep 4242 > /dev/null 2>&1 &); (python3 -c 'import os, time; "
                 "os.fork() and os._exit(0); os.setsid(); time.sleep(4343)' &)")
     uid = (hub.state / "homes" / "alice").stat().st_uid
-    daemons = [pid for pid in _processes_of(uid)
+    daemons = [pid for pid in processes_of(uid)
                if any(n in Path(f"/proc/{pid}/cmdline").read_bytes() for n in (b"4242", b"4343"))]
-    assert len(daemons) == 2, _processes_of(uid)
+    assert len(daemons) == 2, processes_of(uid)
     xsrf = alice.http.cookies.get("_xsrf", path="/hub/")
     stopped = alice.http.delete(f"{hub.url}/hub/api/users/alice/server", headers={"X-XSRFToken": xsrf})
     assert stopped.status_code in (202, 204), stopped.text
     deadline = time.monotonic() + 30
-    while (_processes_of(uid) or os.path.ismount(hub.state / "homes" / "alice")) \
+    while (processes_of(uid) or os.path.ismount(hub.state / "homes" / "alice")) \
             and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _processes_of(uid) == [] and not os.path.ismount(hub.state / "homes" / "alice")
+    assert processes_of(uid) == [] and not os.path.ismount(hub.state / "homes" / "alice")
 
 
 class Pulse:
