@@ -46,9 +46,10 @@ hub: $(STAMP) $(PROXY)
 	$(BIN)/python -m autograder.hub.student_env $(STUDENT_ENV)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
-# What students get: release notebooks, the `course` wheel, requirements.txt (build/student-bundle).
+# What students get: the release notebooks of the units schedule.toml has opened (or
+# BUNDLE_FLAGS="--units 01_setup 02_gradients"), the `course` wheel, requirements.txt.
 student-bundle: $(STAMP)
-	$(BIN)/python -m autograder bundle --out build/student-bundle
+	$(BIN)/python -m autograder bundle --out build/student-bundle $(BUNDLE_FLAGS)
 
 # The hub's browser test needs the proxy: without npm it skips (under CI=true it fails).
 test: $(STAMP)

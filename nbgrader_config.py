@@ -57,6 +57,11 @@ if os.path.isdir(os.path.join(c.Exchange.root, c.CourseDirectory.course_id, "stu
 if unsandboxed.in_jupyter_server():
     c.Autograde.exporter_class = unsandboxed.RefusedExporter
 
+# Release (the command and Formgrader's button) refuses a unit whose provided cells carry the
+# solutions of a unit still open in schedule.toml (autograder/pipeline/exchange_release.py).
+c.ExchangeFactory.release_assignment = (
+    "autograder.pipeline.exchange_release.ScheduledReleaseAssignment")
+
 # A solution cell that never returns must not stall grading.
 c.Execute.timeout = 30
 # A student who deletes a test cell still gets it graded (and scored 0 if failing).

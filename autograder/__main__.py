@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
     grade.add_argument("--memory-gb", type=float, default=4.0, help="memory per kernel (GiB)")
+    grade.add_argument("--job-seconds", type=int, help="each submission's time budget (default: "
+                                                       "its unit's, autograder/pipeline/budget.py)")
     grade.add_argument("--keep", action="store_true", help="keep the job folders (debugging)")
     grade.add_argument("--no-sandbox", action="store_false", dest="sandbox",
                        help="run kernels without bubblewrap (where it cannot run, e.g. macOS); "
@@ -59,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, help="default: reports/class-report.html")
     bundle = commands.add_parser("bundle", help="the student bundle")
     bundle.add_argument("--out", type=Path, default=ROOT / "build" / "student-bundle")
+    bundle.add_argument("--units", nargs="+", help="these units (default: those schedule.toml "
+                                                   "has opened)")
+    bundle.add_argument("--as-of", help="build as on this date or date-time (ISO 8601; "
+                                        "default: now), e.g. next week's bundle")
+    bundle.add_argument("--ignore-schedule", action="store_true",
+                        help="ship units that carry the solutions of units still open (printed)")
     demo = commands.add_parser("demo", help="the whole instructor job on a scratch course")
     demo.add_argument("--out", type=Path, default=ROOT / "build" / "demo")
     demo.add_argument("--workers", type=int, default=2)
@@ -75,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         from autograder.pipeline.grade import GradingError, grade
         from autograder.pipeline.job import GiB, Limits
         from autograder.pipeline.tls import TLSError, TLSFiles
-        limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB))
+        limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB),
+                        job_seconds=args.job_seconds)
         try:
             tls_files = TLSFiles.given(args.tls_ca_file, args.tls_cert, args.tls_key)
             summary = grade(course, args.assignments or None, args.students, args.workers, limits,
@@ -108,12 +117,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {write_report(course, args.out)}")
         return 0
     if args.command == "bundle":
-        from autograder.pipeline.bundle import build
-        print(f"wrote {build(course, args.out)}")
-        return 0
+        return _bundle(course, args)
     from autograder.pipeline.demo import run_demo
     return run_demo(args.out.resolve(), workers=args.workers, timeout=args.timeout,
                     sandbox=args.sandbox)
+
+
+def _bundle(course: Path, args: argparse.Namespace) -> int:
+    from autograder.notebooks.handout import HandoutError, as_of
+    from autograder.notebooks.schedule import ScheduleError
+    from autograder.notebooks.sync import SyncError
+    from autograder.pipeline.bundle import BundleError, build
+    try:
+        now = as_of(course, args.as_of)
+        print(f"wrote {build(course, args.out, args.units, now, args.ignore_schedule)}")
+    except (BundleError, HandoutError, ScheduleError, SyncError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@
                                             tagged ``stretch-figure`` and save those cells'
                                             plots as ``docs/img/<cell id>.png``.
 
+``python -m autograder.notebooks schedule`` the term in ``schedule.toml``: each unit's
+                                            window, whose solutions its release carries,
+                                            and whether any unit would go out too early.
+
 Modules: ``units`` (where the notebooks are, reading and writing them), ``sync``,
-``release``, ``lint`` and ``figures``.
+``release``, ``lint``, ``figures``, ``schedule`` (the term) and ``handout`` (what may go
+out to students, and when).
 """

@@ -12,6 +12,9 @@ tagged ``stretch``, ungraded, whose solution regions lie inside function bodies
 (so its untouched stub defines the function and "Run All" goes on), followed by a
 plotting cell tagged ``stretch-figure``; it needs no visible test.
 
+The term (``schedule.toml``, when there is one): readable, and no unit opening before a unit
+whose solutions it carries has closed (``handout.plan_problems``).
+
 Release notebooks: the source's cells in the same order, with no solution code,
 no hidden tests, no mention of ``minitorch_ref``/``autograder`` in code, and a
 ``raise NotImplementedError()`` for every solution region.
@@ -25,6 +28,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from autograder.notebooks.figures import FIGURE_TAG, is_figure
+from autograder.notebooks.handout import plan_problems
 from autograder.notebooks.units import (
     ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise, points,
     read, units,
@@ -283,4 +287,4 @@ def lint(root: Path = ROOT) -> list[str]:
     checks = set(dir(check))
     problems = [p for unit in units(root)
                 for p in source_problems(unit, checks) + release_problems(unit)]
-    return problems + uncalled_problems(checks, root)
+    return problems + uncalled_problems(checks, root) + plan_problems(root)

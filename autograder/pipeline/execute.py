@@ -14,23 +14,33 @@ outputs are dropped with one note. Error outputs always pass (they decide a cell
 ``LimitOutputSize`` shortens them afterwards). The kernel caps its own printing too, but
 that cap lives in the student's process, where it can be undone.
 
+And it keeps to the job's time budget (``job_deadline``, on the monotonic clock; the job
+kills the kernel then, which ends a cell's wait within a second, and no check or graded run
+waits past it): a cell that had not
+finished by then, and every cell after it, gets one ``BUDGET_ERROR`` output, so a graded cell
+that did not finish scores zero and the job can say why. Unit 11's graded run reads the
+kernel's CPU time from outside it (``autograder.pipeline.kernel_cpu``).
 A graded cell whose check failed on the grader's side is marked for the job
 (``autograder.pipeline.flags``), which leaves it without a score.
 """
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from queue import Empty
 from time import monotonic
 
 import zmq
 import zmq.asyncio
 from jupyter_client import AsyncKernelClient, AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute as NbgraderExecute
-from traitlets import Integer, Type, default
+from traitlets import Float, Integer, Type, Unicode, default
 
 from autograder.pipeline import flags
+from autograder.pipeline.kernel_cpu import KernelCPU
 from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
@@ -41,6 +51,10 @@ RECONNECT_MS = 5
 BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "comm_open",
            "comm_msg", "clear_output"}
 DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
+BUDGET_ERROR = "JobTimeBudget"
+OUT_OF_TIME = ("The grader stopped here: this submission used up its time budget of {:g} s. "
+               "A graded cell that had not finished by then scores zero; an instructor will "
+               "look at the submission.")
 
 
 def _flag(cell, graders: list) -> None:
@@ -146,6 +160,13 @@ class Execute(NbgraderExecute):
     max_cell_output = Integer(1_000_000, help="characters of output kept per cell").tag(config=True)
     max_notebook_output = Integer(20_000_000, help="characters of output kept per notebook"
                                   ).tag(config=True)
+    job_deadline = Float(0.0, help="when the job's time budget ends, on the monotonic clock "
+                         "(0: never); no cell starts after it").tag(config=True)
+    job_seconds = Float(0.0, help="the job's time budget, for the note on cells it stopped"
+                        ).tag(config=True)
+    sandbox_record = Unicode("", help="the sandbox's record (autograder.pipeline.spawn); empty: "
+                             "the kernel is the process the kernel manager started"
+                             ).tag(config=True)
 
     @default("shutdown_kernel")
     def _kill_the_kernel(self) -> str:
@@ -159,13 +180,43 @@ class Execute(NbgraderExecute):
 
     async def async_execute_cell(self, cell, cell_index: int, execution_count=None,
                                  store_history: bool = True):
+        """The cell graded or run (``_execute``) within the job's time budget: once the budget
+        has run out no cell starts, and a cell it stopped (its kernel killed) says so."""
+        if cell.cell_type == "code" and self._out_of_time():
+            return self._stopped(cell, [])
+        try:
+            cell = await self._execute(cell, cell_index, execution_count, store_history)
+        except DeadKernelError:
+            if not self._out_of_time():
+                raise
+            return self._stopped(cell, [])
+        if self._out_of_time() and any(o.output_type == "error" for o in cell.get("outputs", ())):
+            return self._stopped(cell, cell.outputs)
+        return cell
+
+    def _out_of_time(self) -> bool:
+        return bool(self.job_deadline) and monotonic() >= self.job_deadline
+
+    def _left(self) -> float:
+        """The seconds left of the job's budget: what a check or a graded run may wait (a
+        killed kernel does not close the shell socket on which a check's first wait lies)."""
+        return self.job_deadline - monotonic() if self.job_deadline else math.inf
+
+    def _stopped(self, cell, outputs: list):
+        """``cell`` with ``outputs`` and the note that the job's time budget stopped it."""
+        message = OUT_OF_TIME.format(self.job_seconds)
+        cell.outputs = [*outputs, new_output("error", ename=BUDGET_ERROR, evalue=message,
+                                             traceback=[f"{BUDGET_ERROR}: {message}"])]
+        return cell
+
+    async def _execute(self, cell, cell_index: int, execution_count, store_history: bool):
         """A hidden test cell is graded by ``autograder.remote.hidden``; a visible one that
         carries points runs in the kernel and is scored by ``autograder.remote.visible``;
         every other cell runs in the kernel as usual."""
         call = hidden.parse(cell.source) if cell.cell_type == "code" else None
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if call is None and grade_id in visible.VERDICTS:
-            verdict = self._verdicts.judge(self._agent(), grade_id)
+            verdict = self._verdicts.judge(self._agent(), grade_id, self._left())
             await self._drain_iopub()
             cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
@@ -173,7 +224,7 @@ class Execute(NbgraderExecute):
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)
-        cell.outputs = hidden.grade(self._agent(), *call)
+        cell.outputs = hidden.grade(self._agent(), *call, wall=self._left())
         _flag(cell, cell.outputs)
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed
@@ -214,6 +265,13 @@ class Execute(NbgraderExecute):
                 self._channel.broken = str(error)
         return self._channel
 
+    def _kernel_cpu(self) -> float:
+        """The CPU seconds this notebook's kernel has used, read from outside it."""
+        if self._cpu is None:
+            record = Path(self.sandbox_record) if self.sandbox_record else None
+            self._cpu = KernelCPU(record, None if record else self.km.provisioner.pid)
+        return self._cpu()
+
     def process_message(self, msg: dict, cell, cell_index: int):
         if msg["msg_type"] in BOUNDED and not self._room(msg, cell, cell_index):
             return None
@@ -239,7 +297,8 @@ class Execute(NbgraderExecute):
         and runs of the graded cells."""
         self._used: dict[int, int] = {}
         self._full: set[int] = set()
-        self._verdicts = visible.Verdicts()
+        self._verdicts = visible.Verdicts(self._kernel_cpu)
+        self._cpu: KernelCPU | None = None
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)
 

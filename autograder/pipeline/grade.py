@@ -24,12 +24,17 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import bwrap, fingerprint, gradebook, inert, names
+from autograder.pipeline import bwrap, copies, fingerprint, gradebook, inert, names
 from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor import Executor, ExecutorError
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job import Job, Limits, Material, Result
 from autograder.pipeline.tls import TLSFiles
+
+
+# A result's status, other than "graded": what the run's summary says of it
+FLAGGED = {"failed": "could not grade, scored 0",
+           "stopped": "stopped at the job's time budget, scored on what finished"}
 
 
 class GradingError(RuntimeError):
@@ -45,6 +50,7 @@ class Summary:
     sandbox: bool = True
     interrupted: bool = False
     newcomers: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
     refused: list[str] = field(default_factory=list)
 
     @property
@@ -68,15 +74,22 @@ class Summary:
         text = (f"graded {len(self.results)} submission(s) in {self.seconds:.1f} s "
                 f"({rate:.2f}/s) on {self.where}; {len(self.skipped)} unchanged, skipped; "
                 f"{len(self.flagged)} flagged for review")
-        if self.failed:
-            text += " (could not grade, scored 0): " + ", ".join(
-                f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed)
+        for status, why in FLAGGED.items():
+            names = [f"{r.outcome.student}/{r.outcome.assignment}" for r in self.failed
+                     if r.status == status]
+            if names:
+                text += f" ({why}): {', '.join(names)}"
         for flag in Flag:
             text += _unscored_text(flag, self.unscored)
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
+        if self.copies:
+            more = f" and {len(self.copies) - 5} more" if len(self.copies) > 5 else ""
+            text += (f"; {len(self.copies)} solution cell(s) copy the reference, for review "
+                     f"(scores unchanged; the class report lists them): "
+                     f"{', '.join(self.copies[:5])}{more}")
         if self.refused:
             text += (f"; REFUSED {len(self.refused)} submission(s) with unsafe names (not graded, "
                      f"not added to the gradebook): {'; '.join(self.refused)}")
@@ -118,7 +131,8 @@ def _install(files: dict[str, bytes], destination: Path, trusted: set[str]) -> N
 def pending(course: Course, assignments: list[str], students: list[str] | None, force: bool
             ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
     """Submissions to grade, those skipped because they are unchanged since grading, and why
-    each submission whose names are unsafe is refused (``Course.unsafe``)."""
+    each submission whose names are unsafe is refused (``Course.unsafe``). A submission
+    stopped at its time budget is skipped too: grading it again would take as long."""
     todo, skipped, refused = [], [], []
     for student, assignment in course.submissions(assignments, students):
         why = course.unsafe(student, assignment)
@@ -126,7 +140,7 @@ def pending(course: Course, assignments: list[str], students: list[str] | None, 
             refused.append(why)
             continue
         record = course.record(student, assignment)
-        unchanged = (record.get("status") == "graded" and not record.get("unscored")
+        unchanged = (record.get("status") in ("graded", "stopped") and not record.get("unscored")
                      and record.get("digest") == digest(course.submitted(student, assignment)))
         (skipped if unchanged and not force else todo).append((student, assignment))
     return todo, skipped, refused
@@ -222,6 +236,13 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     return summary
 
 
+def _copies(course: Course, result: Result) -> list[str]:
+    """The reference solution cells a result reproduces (written into its record)."""
+    student, unit = result.outcome.student, result.outcome.assignment
+    return [f"{student}/{unit} ({found['cell']})"
+            for found in copies.flag(course, unit, result.files)]
+
+
 def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
                shared: Material, summary: Summary, progress: bool) -> None:
     """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
@@ -232,6 +253,7 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
             for result in executor.results(jobs, total, shared, progress):
                 student, assignment = result.outcome.student, result.outcome.assignment
                 gradebook.merge(gb, result.outcome)
+                summary.copies += _copies(course, result)
                 if assignment not in trusted:
                     trusted[assignment] = inert.instructor_sources(course.release(assignment))
                 _install(result.files, course.autograded(student, assignment), trusted[assignment])

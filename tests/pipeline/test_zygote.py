@@ -164,3 +164,40 @@ def test_the_zygote_warms_one_thread_and_comes_back_when_it_dies(station, monkey
 def test_only_the_placeholder_it_was_told_of_is_joined(parent, expected, refusal):
     with pytest.raises(OSError, match=refusal):                 # refused before any setns
         zygote.join(os.getpid(), parent or os.getppid(), expected)
+
+
+# A process the kernel leaves to the sandbox's placeholder: a child that forks and exits (the
+# kernel reaps it), its child computing 0.6 s after it is orphaned (the guard switched off, as
+# test_hostile's guard-bypass does). Every clock of the kernel's own is frozen.
+ORPHAN = '''
+import gc, os, time
+for o in gc.get_objects():
+    if type(o).__name__ == "Guard":
+        o.active = True
+thread_time = time.thread_time
+time.process_time = time.thread_time = time.perf_counter = lambda: 0.0
+child = os.fork()
+if child == 0:
+    if os.fork() == 0:
+        time.sleep(0.2)
+        start = thread_time()
+        while thread_time() - start < 0.6:
+            pass
+    os._exit(0)
+os.waitpid(child, 0)
+start = thread_time()
+while thread_time() - start < 0.4:
+    pass
+'''
+
+
+def test_the_grader_reads_a_sandboxed_kernels_cpu_time_from_outside(station, monkeypatch):
+    """Unit 11's budget: every process of the job's sandbox, read in /proc by the grader."""
+    from autograder.pipeline.kernel_cpu import KernelCPU
+    with kernel(station, "cpu", monkeypatch) as (_, client, graded):
+        cpu = KernelCPU(kernelspec.sandbox_record(graded.parent))
+        before = cpu()
+        run(client, ORPHAN)
+        time.sleep(1.5)                     # the orphan has computed and ended (unreaped)
+        used = cpu() - before
+    assert 0.95 <= used < 3, used

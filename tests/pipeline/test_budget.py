@@ -1,0 +1,42 @@
+"""Each job's time budget (``autograder.pipeline.budget``): from its unit's reference job, for
+every unit of the course, and what an instructor sets instead."""
+from __future__ import annotations
+
+import json
+
+from autograder.checks.capstone import TRAINING_LIMIT
+from autograder.notebooks.units import units
+from autograder.pipeline import budget
+from autograder.pipeline.job import Limits, _budget_config
+
+
+def test_every_unit_has_a_measured_budget_of_at_least_the_floor():
+    for unit in units():
+        assert unit.name in budget.REFERENCE_SECONDS, unit.name
+        assert budget.seconds(unit.name, Limits()) >= budget.FLOOR_SECONDS
+    assert set(budget.REFERENCE_SECONDS) == {unit.name for unit in units()}
+
+
+def test_a_budget_is_a_multiple_of_the_reference_and_what_the_unit_allows():
+    assert budget.seconds("09_training", Limits()) == budget.FACTOR * 35.4
+    assert budget.seconds("04_activations", Limits()) == budget.FLOOR_SECONDS   # 5 x 8.7 s < 90 s
+    assert budget.seconds("11_capstone", Limits()) == budget.FACTOR * 39.0 + TRAINING_LIMIT
+    assert budget.seconds("99_new_unit", Limits()) == budget.UNMEASURED_SECONDS
+    assert budget.seconds("04_activations", Limits(job_seconds=300)) == 300.0
+
+
+def test_the_table_is_printed_from_a_graded_course(tmp_path, capsys):
+    for unit, seconds in (("01_setup", 4.2), ("02_gradients", 5.0)):
+        folder = tmp_path / "autograded" / "ref" / unit
+        folder.mkdir(parents=True)
+        (folder / ".grading.json").write_text(json.dumps({"seconds": seconds}))
+    assert budget.main([str(tmp_path), "ref"]) == 0
+    assert capsys.readouterr().out == ("REFERENCE_SECONDS = {\n    '01_setup': 4.2,\n"
+                                       "    '02_gradients': 5.0,\n}\n")
+    assert budget.main([str(tmp_path), "nobody"]) == 1
+
+
+def test_the_job_tells_its_executor_when_the_budget_ends():
+    text = _budget_config(1234.5, 60.0, None)
+    assert "c.Execute.job_deadline = 1234.5" in text and "c.Execute.job_seconds = 60.0" in text
+    assert "c.Execute.sandbox_record = ''" in text

@@ -1,0 +1,172 @@
+"""Solution cells that copy the reference are flagged for review and listed in the class report.
+
+The attack: unit 03's ``Linear``, ``xavier_normal_`` and ``kaiming_normal_`` are in release/04's
+provided cell; pasted into unit 03's solution cells they score 20/20 with no code written.
+The grade stays (a student may write what the reference writes); the ledger flags the cells.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.notebooks.units import ROOT, Unit, minitorch, nbgrader, read
+from autograder.pipeline import copies, report
+from autograder.pipeline.demo.scenario import make_course
+from autograder.pipeline.grade import grade
+from autograder.pipeline.job import Limits
+
+UNIT = "03_module_linear"
+SOURCE, RELEASE = read(Unit(UNIT).source), read(Unit(UNIT).release)
+# A Linear written without the reference at hand: its backward is the textbook's (as the
+# reference's), its constructor and forward are not.
+HONEST_LINEAR = '''
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True, rng=None, dtype=np.float64):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        rng = rng or default_rng()
+        limit = np.sqrt(1 / in_features)
+        draw = lambda *shape: Parameter(rng.uniform(low=-limit, high=limit, size=shape).astype(dtype))
+        self.weight = draw(in_features, out_features)
+        self.bias = draw(out_features) if bias else None
+        self.input = None
+
+    def forward(self, x):
+        self.input = x
+        return x @ self.weight.data + (0 if self.bias is None else self.bias.data)
+
+    def backward(self, grad_output):
+        self.weight.grad += self.input.T @ grad_output
+        if self.bias is not None:
+            self.bias.grad += grad_output.sum(axis=0)
+        return grad_output @ self.weight.data.T
+'''
+
+
+def provided_by_release_04() -> dict[str, str]:
+    """What a student copies out of release/04's provided cell, as it is there: unit 03's
+    ``Linear`` for the ``linear`` cell, the two initialisers for the ``init`` cell."""
+    cell = next(c.source for c in read(Unit("04_activations").release).cells
+                if minitorch(c).get("provided_from"))
+    tree = ast.parse(cell)
+    code = {node.name: ast.get_source_segment(cell, node) for node in tree.body
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+    return {"linear": code["Linear"], "init": code["xavier_normal_"] + "\n\n\n" + code["kaiming_normal_"]}
+
+
+def without_comments_and_docstrings(code: str) -> str:
+    """The same code as a student hiding the paste would leave it."""
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and copies._is_bare_string(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree).replace("    ", "  ")
+
+
+def handed_in(cells: dict[str, str], release: nbformat.NotebookNode = RELEASE) -> nbformat.NotebookNode:
+    """The release notebook with the solution cells ``cells`` (grade id: code) filled in."""
+    nb = copy.deepcopy(release)
+    for cell in nb.cells:
+        if nbgrader(cell).get("solution") and nbgrader(cell).get("grade_id") in cells:
+            cell.source = cells[nbgrader(cell)["grade_id"]]
+    return nb
+
+
+def flagged(nb: nbformat.NotebookNode) -> list[str]:
+    return copies.copied(nb, RELEASE, SOURCE)
+
+
+# ------------------------------------------------------------------------ the comparison
+def test_a_paste_from_release_04_is_flagged_cell_by_cell():
+    assert flagged(handed_in(provided_by_release_04())) == ["linear", "init"]
+    assert flagged(handed_in({"linear": provided_by_release_04()["linear"]})) == ["linear"]
+
+
+def test_comments_docstrings_layout_and_a_cell_magic_do_not_hide_it():
+    hidden = {cell: "%%time\n" + without_comments_and_docstrings(code)
+              for cell, code in provided_by_release_04().items()}
+    assert flagged(handed_in(hidden)) == ["linear", "init"]
+
+
+def test_a_paste_into_a_cell_of_ones_own_is_flagged_too():
+    nb = copy.deepcopy(RELEASE)
+    nb.cells.append(nbformat.v4.new_code_cell(provided_by_release_04()["linear"]))
+    assert flagged(nb) == ["linear"]
+
+
+def test_the_untouched_release_and_an_honest_solution_are_not_flagged():
+    assert flagged(RELEASE) == []
+    assert flagged(handed_in({"linear": HONEST_LINEAR})) == []
+
+
+def test_short_canonical_cells_are_never_flagged():
+    """Unit 06's Sequential is three two-line loops an honest student writes as the reference
+    does: under ``MIN_NODES``, even a verbatim copy is not flagged."""
+    source, release = read(Unit("06_sequential").source), read(Unit("06_sequential").release)
+    sizes = {cell: sum(r.nodes for r in found) for cell, found in copies.reference(source).items()}
+    assert sizes["sequential"] < copies.MIN_NODES <= sizes["registration"]
+    assert "sequential" not in copies.copied(source, release, source)
+
+
+def test_a_notebook_of_code_that_is_not_python_flags_nothing_and_does_not_fail():
+    nb = handed_in({"linear": "class Linear(:\n" + "(" * 500, "init": "x" * (copies.MAX_CELL + 1)})
+    assert flagged(nb) == []
+
+
+# ------------------------------------------------------------------------ through the grader
+@pytest.fixture(scope="module")
+def pasted(tmp_path_factory, isolated_jupyter) -> tuple[Path, object]:
+    """A scratch course with units 02-03; unit 03 handed in by a student who pasted release/04's
+    provided code, one who pasted it without comments or docstrings, an honest one and one
+    who handed in the release."""
+    root = tmp_path_factory.mktemp("copies") / "course"
+    assert make_course(root, ["02_gradients", UNIT]) == ["02_gradients", UNIT]
+    release = read(Unit(UNIT, root).release)
+    paste = provided_by_release_04()
+    notebooks = {
+        "paster": handed_in(paste, release),
+        "hider": handed_in({cell: without_comments_and_docstrings(code) for cell, code in paste.items()},
+                           release),
+        "honest": handed_in({"linear": HONEST_LINEAR}, release),
+        "untouched": release,
+    }
+    for student, nb in notebooks.items():
+        folder = root / "submitted" / student / UNIT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, str(folder / f"{UNIT}.ipynb"))
+    summary = grade(root, [UNIT], workers=2, limits=Limits(cell_timeout=30), progress=False)
+    return root, summary
+
+
+@pytest.mark.pipeline
+def test_the_grader_flags_the_pasted_cells_and_keeps_their_score(pasted):
+    root, summary = pasted
+    assert sorted(summary.copies) == sorted(f"{student}/{UNIT} ({cell})" for student in
+                                            ("paster", "hider") for cell in ("linear", "init"))
+    assert "4 solution cell(s) copy the reference, for review" in str(summary)
+    scores = {r.outcome.student: sum(s or 0 for s in r.outcome.scores[UNIT].values())
+              for r in summary.results}
+    assert scores["paster"] == scores["hider"] == 20.0      # a flag, not a score
+    record = json.loads((root / "autograded" / "paster" / UNIT / ".grading.json").read_text())
+    assert record["copies"] == [{"notebook": f"{UNIT}.ipynb", "cell": "linear"},
+                                {"notebook": f"{UNIT}.ipynb", "cell": "init"}]
+    assert "copies" not in json.loads((root / "autograded" / "honest" / UNIT / ".grading.json")
+                                      .read_text())
+
+
+@pytest.mark.pipeline
+def test_the_class_report_lists_the_copied_cells(pasted, tmp_path):
+    root, _ = pasted
+    assert sorted(report.collect(root).copies) == [
+        ("hider", UNIT, "init"), ("hider", UNIT, "linear"),
+        ("paster", UNIT, "init"), ("paster", UNIT, "linear")]
+    page = report.write_report(root, tmp_path / "report.html").read_text()
+    section = page[page.index("Solution cells that copy the reference"):]
+    assert "<td>paster</td><td>03_module_linear</td><td>linear</td>" in section
+    assert "honest" not in section and "untouched" not in section
