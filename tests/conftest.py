@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
+pytest_plugins = ["workers", "soak"]     # tests/workers.py, tests/soak.py
+
 # Kernels and processes the tests start (nbval, nbgrader, the browser test) inherit this.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -1,6 +1,7 @@
 """One course hub (``make hub``) for the hub tests, and a student's way into it from code.
 
-``hub`` (session-scoped, shared through ``conftest.py`` by the term test and the attack test)
+``hub`` (session-scoped, shared through ``conftest.py`` by the term test and the attack test;
+``chromium`` is closed after each module, so that another test's playwright can start)
 starts ``hub/jupyterhub_config.py`` on a scratch course with students alice, bob, carol and
 dave, the student environment built from the bundle (kept between runs in
 ``~/.cache/minitorch-course/hub-student-env``) and Unix accounts named ``t<port>-<student>``,
@@ -127,7 +128,7 @@ def hub(tmp_path_factory):
         clean_up(base / "state", f"t{port}-", port)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")     # playwright's sync API runs one at a time in a process
 def chromium():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as playwright:
