@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
-pytest_plugins = ["workers", "soak"]     # tests/workers.py, tests/soak.py
+pytest_plugins = ["workers", "soak", "student_bundle", "scratch"]     # tests/<name>.py
 
 # Kernels and processes the tests start (nbval, nbgrader, the browser test) inherit this.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -3,9 +3,9 @@
 ``make test`` runs ``pytest -n 2 --dist loadfile``. A worker builds its own session and module
 fixtures, so a file's tests go to one worker together (a module's kernel, Dask cluster or term
 through the exchange is built once), and so do the files that share an expensive session
-fixture (``SHARED``): the graded course and the course hub, each built by one worker only.
-Those two take longest, so the workers start with them and neither waits alone for one of
-them at the end. What a worker's tests want printed after the run (``print_at_end``) the
+fixture (``SHARED``): the graded course, the course hub and the student bundle's environment,
+each built by one worker only. They take longest, so the workers start with them and neither
+waits alone for one of them at the end. What a worker's tests want printed after the run (``print_at_end``) the
 controller prints. Without xdist nothing changes: the order is the files'.
 (Loaded as a plugin by tests/conftest.py: pytest puts tests/ on ``sys.path``.)
 
@@ -27,6 +27,8 @@ SHARED = {
         "tests/pipeline/test_gradebook.py", "tests/pipeline/test_grading.py",
         "tests/pipeline/test_mutants.py")),
     "course hub": (("hub",), ("tests/pipeline/test_hub.py", "tests/pipeline/test_hub_attacks.py")),
+    "student bundle": (("student_bundle", "student_env", "release_runs"), (
+        "tests/pipeline/test_bundle.py", "tests/notebooks/test_validation.py")),
 }
 GROUP_OF_FILE = {file: group for group, (_, files) in SHARED.items() for file in files}
 AT_END = "print at the end"     # a worker's output to the controller: {title: text}
