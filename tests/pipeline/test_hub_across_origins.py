@@ -4,13 +4,15 @@ Dave's server is his: from his kernel he writes a Jupyter configuration into his
 makes his server serve a page, ``/user/dave/lure``, to whoever opens it, no login needed
 (JupyterHub's documentation: a user who controls their server can serve any HTML). Carol,
 then the instructor, each logged in to their own JupyterLab with a terminal open, follow a
-link to that page in the same browser. Its script tries, with the visitor's browser: to read
-their server's cookies (a frame of their server), list their files, open a terminal in their
-server and type into it, type into the terminal they have open, post to their server without
-reading the answer, read their hub cookies and make a hub API token in their name. Each must
-fail, seen from the page and checked on the servers: no file written, no terminal opened, no
-token made. On one origin for all (``http://hub.localhost:<port>/user/<name>/``, as main's
-hub served them) every one of these worked; on a host per user they fail.
+link to that page in the same browser and click its button. Its script tries, with the
+visitor's browser: to read their server's cookies (a window of their server, opened from the
+page), list their files, open a terminal in their server and type into it, type into the
+terminal they have open, post to their server without reading the answer, read the XSRF
+token of their hub page and make a hub API token in their name with it. Each must fail,
+seen from the page and checked on the servers: no file written, no terminal opened, no token
+made. On one origin for all (``http://hub.localhost:<port>/user/<name>/``, as main's hub
+served them) they worked (docs/security.md has what was measured); on a host per user they
+fail.
 
 Named to run before ``test_hub_attacks.py``, whose last test keeps the instructor from
 logging in for a minute. Runs on the hub of ``hubs.py``.
@@ -47,46 +49,54 @@ sys.path.insert(0, "/home/dave/.jupyter")
 c.ServerApp.extra_services = ["lure"]
 '''
 
-LURE_PAGE = '''<!doctype html><title>my plot</title><pre id="report"></pre><script>
+LURE_PAGE = '''<!doctype html><title>my plot</title>
+<button id="show">Show my plot</button><pre id="report"></pre><script>
 const ask = new URLSearchParams(location.search);
 const server = ask.get("server"), hub = ask.get("hub"), victim = ask.get("victim");
 const results = {};
-let xsrf = "", hubXsrf = "";
 const wait = (ms) => new Promise((_, reject) => setTimeout(() => reject(new Error("no answer")), ms));
-const cookie = (text) => (text.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || "";
 async function attempt(name, act) {
   try { results[name] = "ok: " + String(await Promise.race([act(), wait(8000)])).slice(0, 400); }
   catch (error) { results[name] = "blocked: " + error; }
 }
-function framedCookies(url) {
-  return new Promise((resolve, reject) => {
-    const frame = document.createElement("iframe");
-    frame.onload = () => { try { resolve(frame.contentDocument.cookie); } catch (e) { reject(e); } };
-    frame.src = url;
-    document.body.append(frame);
-  });
-}
 async function answered(url, options) {
   const response = await fetch(url, Object.assign({credentials: "include"}, options));
-  if (!response.ok) throw new Error("HTTP " + response.status);
+  if (!response.ok) throw new Error("HTTP " + response.status + " (" + response.type + ")");
   return response.text();
+}
+function cookiesOf(url) {  // what a window of `url`, opened from here, sees in document.cookie
+  const other = window.open(url, "_blank", "popup");
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      try {
+        if (other.location.href !== "about:blank" && other.document.readyState === "complete") {
+          resolve(other.document.cookie);
+          other.close();
+          return;
+        }
+      } catch (error) { other.close(); reject(error); return; }
+      setTimeout(look, 100);
+    };
+    look();
+  });
 }
 function typed(url, command) {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url.replace(/^http/, "ws"));
     socket.onopen = () => { socket.send(JSON.stringify(["stdin", command + "\\r"]));
                             setTimeout(() => resolve("typed " + command), 1500); };
-    socket.onerror = () => reject(new Error("websocket refused"));
+    socket.onclose = (closed) => reject(new Error("websocket closed, code " + closed.code));
   });
 }
-(async () => {
+document.getElementById("show").onclick = async () => {
+  let xsrf = "", hubXsrf = "";
   await attempt("read their server's cookies", async () => {
-    const found = await framedCookies(server + "api/status");
-    xsrf = cookie(found);
+    const found = await cookiesOf(server + "api/status");
+    xsrf = (found.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || "";
     if (!xsrf) throw new Error("no _xsrf in " + JSON.stringify(found));
     return found;
   });
-  await attempt("list their files", () => answered(server + "api/contents", {headers: {"X-XSRFToken": xsrf}}));
+  await attempt("list their files", () => answered(server + "api/contents", {mode: "no-cors"}));
   await attempt("open a terminal in their server and type", async () => {
     const opened = JSON.parse(await answered(server + "api/terminals",
                                              {method: "POST", headers: {"X-XSRFToken": xsrf}}));
@@ -96,18 +106,18 @@ function typed(url, command) {
                 () => typed(server + "terminals/websocket/" + ask.get("terminal"), "echo dave >> pwned-by-dave.txt"));
   // Sent blind (its answer is unreadable whatever happens): the test counts their terminals.
   await fetch(server + "api/terminals", {method: "POST", mode: "no-cors", credentials: "include"}).catch(() => null);
-  await attempt("read their hub cookies", async () => {
-    const found = await framedCookies(hub + "hub/home");
-    hubXsrf = cookie(found);
-    if (!hubXsrf) throw new Error("no _xsrf in " + JSON.stringify(found));
-    return found;
+  await attempt("read their hub page's XSRF token", async () => {
+    const page = await answered(hub + "hub/home", {mode: "no-cors"});
+    hubXsrf = (page.match(/xsrf_token: "([^"]*)"/) || [])[1] || "";
+    if (!hubXsrf) throw new Error("no xsrf_token in the page");
+    return hubXsrf;
   });
   await attempt("make a hub token in their name", () => answered(hub + "hub/api/users/" + victim + "/tokens", {
     method: "POST", headers: {"X-XSRFToken": hubXsrf, "Content-Type": "application/json"},
     body: JSON.stringify({note: "dave was here", expires_in: 3600})}));
   document.getElementById("report").textContent = JSON.stringify(results);
   window.lureDone = true;
-})();
+};
 </script>
 '''
 
@@ -151,8 +161,9 @@ def _tokens(hub: Hub, user: str) -> int:
 
 
 def _folder(hub: Hub, user: str) -> Path:
-    """Where ``user``'s terminals start: the course for the instructor, else their home."""
-    return hub.course if user == "instructor" else hub.state / "homes" / user
+    """Where ``user``'s terminals start: their home (the instructor's is the hub's
+    ``home_dir_template``)."""
+    return hub.state / ("instructor-home" if user == "instructor" else f"homes/{user}")
 
 
 @pytest.mark.parametrize("victim", ["carol", "instructor"])
@@ -165,16 +176,18 @@ def test_a_page_of_daves_server_acts_in_nothing_of_its_visitor(hub, chromium, lu
     page.set_default_timeout(MINUTE)
     page.goto(f"{lure}?" + urlencode({"server": f"{server}/", "hub": f"{hub.url}/",
                                        "victim": victim, "terminal": terminal}))
+    page.click("#show")                  # as a visitor clicks a button on a page
     page.wait_for_function("window.lureDone === true")
     report = json.loads(page.inner_text("#report"))
     print(f"\n{victim} opened {lure}: " + json.dumps(report, indent=1))
     time.sleep(2)       # what the page typed into a terminal has run by now
     terminals = [t["name"] for t in own.evaluate(OWN_API, [f"{server}/api/terminals", "GET"])]
     written = _folder(hub, victim) / "pwned-by-dave.txt"
-    assert [name for name, said in report.items() if not said.startswith("blocked")] == [], report
-    assert terminals == [terminal], terminals
-    assert not written.exists(), written.read_text()
-    assert _tokens(hub, victim) == tokens
+    seen = {"the page did": [name for name, said in report.items() if not said.startswith("blocked")],
+            "their terminals": terminals, "written": written.exists() and written.read_text(),
+            "new tokens": _tokens(hub, victim) - tokens}
+    assert seen == {"the page did": [], "their terminals": [terminal], "written": False,
+                    "new tokens": 0}, report
 
 
 def test_each_login_cookie_stays_on_its_own_host(hub):
