@@ -89,6 +89,7 @@ def _students() -> list[str]:
 
 
 def _listen_address() -> str:
+    """Where the hub listens (MINITORCH_HUB_IP): loopback unless the instructor opens it wider."""
     ip = env("MINITORCH_HUB_IP") or "127.0.0.1"
     try:
         ipaddress.ip_address(ip)
@@ -176,12 +177,12 @@ if CERT:    # HTTPS, and every cookie of the hub's and the servers' Secure
     c.JupyterHub.tornado_settings["cookie_options"]["secure"] = True
 
 # Each user's server on an origin of its own (autograder/hub/origins.py), so that a page one
-# user's server serves can act neither in another's nor in the hub. With HTTPS, the login
-# cookies' names start with __Host-: no user's host can set one for the hub's.
+# user's server serves can act neither in another's nor in the hub. Over HTTPS (here or at a
+# proxy in front), the login cookies' names start with __Host-: no user's host can set one.
 ORIGINS = _origins()
 if ORIGINS.subdomains:
     c.JupyterHub.subdomain_host = ORIGINS.url
-    c.JupyterHub.cookie_host_prefix_enabled = bool(CERT)
+    c.JupyterHub.cookie_host_prefix_enabled = ORIGINS.url.startswith("https:")
     print(f"make hub: open {ORIGINS.url}; each user's server is on a host of its own, e.g. "
           f"{ORIGINS.server(INSTRUCTOR)}", file=sys.stderr)
 else:

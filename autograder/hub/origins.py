@@ -4,8 +4,8 @@ A browser keeps each origin (scheme, host, port) apart: a script may read and se
 that pages of its own origin can, and nothing of another's. On one origin
 (``http://127.0.0.1:8000/user/<name>/``), any page a student's server serves (the server is
 hers: its configuration, extensions and notebooks' outputs) runs, in the browser of whoever
-opens it, as that person: it read Bob's files, opened a terminal in the instructor's server
-and made a token for the hub's API (``tests/pipeline/test_hub_origins.py``). JupyterHub's
+opens it, as that person: one listed Carol's files, typed into the instructor's terminals and
+made an admin token for the hub's API (``tests/pipeline/test_hub_across_origins.py``). JupyterHub's
 ``subdomain_host`` serves the hub from ``<host>`` and each user's server from
 ``<user>.<host>``: the proxy routes by host name (JupyterHub turns on configurable-http-proxy's
 host routing), each login cookie stays on its own host, each server's OAuth round trip comes
