@@ -212,6 +212,9 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
 
     teacher.locator("tr", has_text="Submission #1").locator("td.name a.name-hidden").click()
     teacher.wait_for_selector("input.score#reflection")
+    # A score typed before Formgrader has bound its grades to the page is never saved; the
+    # binding gives the inputs their placeholders.
+    teacher.wait_for_selector("input#reflection_extra_credit[placeholder]", state="attached")
     assert REFLECTION[:40] in teacher.locator("body").inner_text()
     teacher.fill("input.score#reflection", "8")
     teacher.keyboard.press("Tab")
