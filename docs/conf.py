@@ -58,9 +58,12 @@ html_title = "minitorch-course"
 html_static_path: list[str] = []
 html_theme_options = {
     "navigation_depth": 2,
+    "header_links_before_dropdown": 6,
     "show_toc_level": 2,
     "navbar_align": "left",
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+# One page per reader and task, no sections below them: no left sidebar, wider pages.
+html_sidebars: dict[str, list[str]] = {"**": []}
