@@ -40,18 +40,15 @@ def code(markdown: str) -> list[str]:
 
 @cache
 def make_targets(makefile_dir: Path = ROOT) -> frozenset[str]:
-    """Every target the Makefile defines, read from make's own database (``make -qp``)."""
+    """Every target the Makefile gives a recipe, read from make's own database (``make -qp``):
+    a name only listed in ``.PHONY`` is not one."""
     out = subprocess.run(["make", "-qp", "-C", str(makefile_dir)], capture_output=True,
                          text=True, check=False).stdout
-    targets, skip = set(), False
-    for line in out.splitlines():
-        if line.startswith("# Not a target"):
-            skip = True
-            continue
-        match = re.match(r"^([A-Za-z0-9_./-]+):(?!=)", line)
-        if match and not skip:
+    targets = set()
+    for block in out.split("\n\n"):
+        match = re.match(r"^([A-Za-z0-9_./-]+):(?!=)", block.lstrip("\n"))
+        if match and "#  recipe to execute" in block and "# Not a target" not in block:
             targets.add(match.group(1))
-        skip = False if line.strip() == "" or match else skip
     return frozenset(targets)
 
 
