@@ -58,7 +58,7 @@ html_title = "minitorch-course"
 html_static_path: list[str] = []
 html_theme_options = {
     "navigation_depth": 2,
-    "header_links_before_dropdown": 6,
+    "header_links_before_dropdown": 5,
     "show_toc_level": 2,
     "navbar_align": "left",
     "footer_start": ["copyright"],
