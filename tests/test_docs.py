@@ -90,6 +90,15 @@ def test_every_path_and_test_named_exists(page):
     assert path_problems(page.name, text) + unknown_test_problems(page.name, text, known_tests()) == []
 
 
+def test_the_api_reference_documents_every_public_module():
+    """A new module of the reference (a unit's new layer) must be added to the API page."""
+    api = (DOCS / "reference" / "api.md").read_text()
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts)
+               for path in (ROOT / "minitorch_ref").rglob("*.py")
+               if not path.name.startswith("_") and path.name != "demo.py"}
+    assert {m for m in modules if f".. automodule:: {m}\n" not in api} == set()
+
+
 def test_the_readme_fits_on_a_page_and_its_links_reach_the_site():
     text = README.read_text()
     assert len(text.splitlines()) < 150
