@@ -12,7 +12,7 @@ requests and runs code in their kernel or commands in their terminal, through th
 proxy as their browser would; ``login`` does so in Chromium.
 
 Skips (printing why) without Chromium, playwright, the hub's proxy (``make test`` installs
-it with npm), bubblewrap, root or cgroup v1, except under CI=true, where that is a failure.
+it with npm), bubblewrap, root or control groups, except under CI=true, where that is a failure.
 """
 from __future__ import annotations
 
@@ -125,10 +125,10 @@ def clean_up(state: Path, prefix: str, port: int) -> None:
     for home in (state / "homes").glob("*"):
         homes.unmount(home)
     for student in STUDENTS:
-        group = cgroups.Cgroup(f"minitorch-hub-{port}/{student}")
+        group = cgroups.group(f"minitorch-hub-{port}/{student}")
         group.kill()
         group.remove()
-    cgroups.Cgroup(f"minitorch-hub-{port}").remove()
+    cgroups.group(f"minitorch-hub-{port}").remove()
     accounts.remove(prefix)
 
 
