@@ -9,9 +9,9 @@ import contextlib
 import os
 import signal
 import threading
-import traceback
 from typing import Callable, Iterator
 
+from autograder.remote.agent import student_frame
 from autograder.remote.errors import GraderFault, RemoteError
 from course.testing.failure import CheckFailure, fail
 
@@ -73,16 +73,9 @@ def _timers(seconds: float, wall_seconds: float) -> Iterator[None]:
 
 
 def _student_frame(error: BaseException) -> str:
-    """The last traceback line that is the student's code, not numpy's or ours."""
-    frames = [
-        f for f in traceback.extract_tb(error.__traceback__)
-        if not os.path.abspath(f.filename).startswith(OWN_DIRS)
-        and "site-packages" not in f.filename
-    ]
-    if not frames:
-        return ""
-    frame = frames[-1]
-    return f"\n  at line {frame.lineno} of your {frame.name}(): {(frame.line or '').strip()}"
+    """Where the error arose in the student's code, not numpy's or ours (``agent``'s rule)."""
+    return student_frame(error, lambda filename: not os.path.abspath(filename).startswith(
+        OWN_DIRS) and "site-packages" not in filename)
 
 
 def call(what: str, function: Callable, *args, **kwargs):

@@ -20,9 +20,10 @@ from autograder import testimony
 from autograder.checks._calls import warnings_explain
 from autograder.checks._modules import expect_forward, expect_input_grad, forward_pair, twins
 from autograder.sandbox import call
-from course.testing.compare import expect_close
-from course.testing.diagnose import Signature, finite, when
-from course.testing.failure import fail
+from course.testing._trusted import asarray
+from course.testing.compare import as_array, expect_close
+from course.testing.diagnose import Signature, close, finite, when
+from course.testing.failure import CheckFailure, fail
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,11 @@ class Input:
     def grad(self, shape: tuple[int, ...]) -> np.ndarray:
         """An upstream gradient dL/dY of the output's ``shape``."""
         return np.random.default_rng(self.seed + 1000).standard_normal(shape).astype(self.dtype)
+
+    @property
+    def plain(self) -> bool:
+        """Standard normal values: no large, exact or shifted entries."""
+        return not self.values and self.scale == 1 and not self.offset
 
     def __str__(self) -> str:
         parts = [f"input of shape {self.shape}", self.note,
@@ -134,28 +140,85 @@ def _explained(family: Family, what: str, student, x: np.ndarray):
 
 def check_backward(family: Family, cls: type, inputs: tuple[Input, ...] = (),
                    fd: bool = True) -> None:
-    """dL/dx of every variant on its inputs (or on ``inputs``), against the reference's."""
+    """dL/dx of every variant on its inputs (or on ``inputs``), against the reference's. An
+    extreme input on which the student's forward is wrong (unstable at +-1000, say) is the
+    forward cell's to judge: backward is judged on the others, the plain ones always."""
     for kwargs, default in family.variants:
         for what, inp, student, reference, x in _twins(family, cls, kwargs, inputs or default):
+            if not inp.plain and not _forward_right(what, family, kwargs, student, x):
+                continue
             grad = inp.grad(reference_output(family.reference, kwargs, x).shape)
             signatures = family.backward_signatures(x, grad, kwargs)
             expect_input_grad(what, student, reference, x, grad, inp, signatures, fd)
 
 
+def check_backward_at_zero(family: Family, cls: type) -> None:
+    """dL/dx where x is exactly 0 follows the negative side (PyTorch's convention for ReLU
+    and LeakyReLU): against the reference's, or, when the student's backward is wrong on
+    either side (the backward cell's mistake), against the student's own negative side, as
+    long as the student's gradient has a kink at all."""
+    for kwargs, _ in family.variants:
+        for what, inp, student, reference, x in _twins(family, cls, kwargs, (ZEROS,)):
+            grad = inp.grad(x.shape)
+            try:
+                expect_input_grad(what, student, reference, x, grad, inp,
+                                  family.backward_signatures(x, grad, kwargs), fd=False)
+            except CheckFailure as failure:
+                _expect_own_kink(what, student, x, grad, failure)
+
+
+def _expect_own_kink(what: str, student, x: np.ndarray, grad: np.ndarray,
+                     failure: CheckFailure) -> None:
+    """The student's dL/dx / grad_output at x = 0 equals their own on the negative side, where
+    that is one value and differs from the positive side's; else ``failure`` stands."""
+    call(f"{what}.forward", student.forward, x.copy())
+    got = as_array(f"{what}.backward return value (dL/dx)",
+                   call(f"{what}.backward", student.backward, grad.copy()), x.shape)
+    slope = asarray(got, dtype=float) / grad
+    below, above, zero = slope[x < 0], slope[x > 0], slope[x == 0]
+    kink = (close(below, np.full_like(below, below[0])) and close(above, np.full_like(above, above[0]))
+            and not close(below[:1], above[:1]))
+    if not (kink and close(zero, np.full_like(zero, below[0]))):
+        raise failure
+
+
+def _forward_right(what: str, family: Family, kwargs: dict, student, x: np.ndarray) -> bool:
+    got, expected = forward_pair(what, student, family.reference(**kwargs), x, in_place=False)
+    return got.shape == expected.shape and close(got, expected)
+
+
 def check_float32(family: Family, cls: type) -> None:
-    """A float32 input: the output and dL/dx are right (to float32 precision) and float32."""
+    """A float32 input: the output and dL/dx are right (to float32 precision) and float32. A
+    dL/dx that is wrong in float64 too is the backward cell's to judge: then the float32 one
+    is compared with the student's own float64 dL/dx, for its precision and dtype only."""
     for kwargs, _ in family.variants:
         for what, inp, student, reference, x in _twins(family, cls, kwargs, (FLOAT32,)):
-            got, expected = forward_pair(what, student, reference, x)
+            got, expected = forward_pair(what, student, reference, x, in_place=False)
             expect_close(f"{what}.forward output", got, expected, str(inp),
                          family.forward_signatures(x, kwargs), **FLOAT32_TOL)
             _expect_dtype(f"{what}.forward", got, x.dtype)
             grad = inp.grad(expected.shape)
             got = call(f"{what}.backward", student.backward, grad.copy())
-            got = expect_close(f"{what}.backward: grad_input (dL/dx)", got,
-                               reference.backward(grad.copy()), str(inp),
-                               family.backward_signatures(x, grad, kwargs), **FLOAT32_TOL)
+            wanted, where = _float32_grad(family, cls, kwargs, reference, x, grad, what)
+            got = expect_close(f"{what}.backward: grad_input (dL/dx)", got, wanted,
+                               f"{inp}{where}", family.backward_signatures(x, grad, kwargs),
+                               **FLOAT32_TOL)
             _expect_dtype(f"{what}.backward", got, x.dtype)
+
+
+def _float32_grad(family: Family, cls: type, kwargs: dict, reference, x: np.ndarray,
+                  grad: np.ndarray, what: str) -> tuple[np.ndarray, str]:
+    """What the float32 dL/dx must equal: the reference's, or the student's own in float64
+    when that is wrong (the backward cell's mistake)."""
+    expected = reference.backward(grad.copy())
+    x64, grad64 = x.astype(np.float64), grad.astype(np.float64)
+    student64, reference64 = twins(what, cls, family.reference, **kwargs)
+    forward_pair(what, student64, reference64, x64, in_place=False)
+    got64 = as_array(f"{what}.backward (float64)", call(f"{what}.backward", student64.backward,
+                                                        grad64.copy()))
+    if got64.shape == expected.shape and not close(got64, reference64.backward(grad64.copy())):
+        return got64, ", against your own float64 dL/dx (which is wrong: the backward cell)"
+    return expected, ""
 
 
 def _expect_dtype(what: str, got: np.ndarray, dtype: np.dtype) -> None:

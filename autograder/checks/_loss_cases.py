@@ -20,7 +20,7 @@ from autograder.checks._calls import expect_unchanged, placed, warnings_explain
 from autograder.checks._fd import fd_verdict
 from autograder.integrity import check_instance
 from autograder.sandbox import call, construct
-from course.testing.compare import as_array, expect_close
+from course.testing.compare import as_array, expect_close, mismatch
 from course.testing.diagnose import Signature, close, scaled
 from course.testing.failure import CheckFailure, fail
 from minitorch_ref.gradcheck import FD_NORM_FLOOR
@@ -197,18 +197,67 @@ def quiet() -> Iterator[None]:
         yield
 
 
-def check_stable(Student: type, family: Family, inputs: tuple, fix: str) -> None:
+def check_stable(Student: type, family: Family, inputs: tuple, fix: str,
+                 invariant: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
     """Extreme inputs ``(where, pred, target, value_signatures, grad_signatures)``: the loss
     and dL/dpred must be finite and exact (no finite differences: the values are huge); a
-    failure also names the warnings forward and backward raised, and ``fix`` says how."""
+    failure also names the warnings forward and backward raised, and ``fix`` says how.
+
+    Stability is judged against the reference only when the plain values are right (the
+    forward and backward cells). When they are not, a loss whose values do not change under
+    ``invariant`` (a transformation of pred they must not depend on) is judged by that: its
+    values at an extreme input must equal its own at the transformed input, so that a wrong
+    formula costs the forward and backward cells, not this one too."""
+    plain = None if invariant is None else _plain_right(Student, family, inputs[0][2])
     for where, pred, target, value_signatures, grad_signatures in inputs:
         student, reference = construct(Student), family.reference()
         check_instance(family.name, student)
         case = LossCase(pred.shape)
         with quiet(), warnings_explain(lambda: _warnings(family, student, pred, target), fix):
+            if plain is not None:
+                _expect_invariant(family, student, pred, target, where, invariant, plain)
+                continue
             expect_value(family, student, reference, pred, target, case, where, value_signatures)
             expect_grad(family, student, reference, pred, target, case, where, grad_signatures,
                         fd=False)
+
+
+def _plain_right(Student: type, family: Family, target: np.ndarray) -> str | None:
+    """None if the student's loss and gradient are right on plain inputs of the family (a
+    batch of the stability inputs' size); else what is wrong, for the message."""
+    case = LossCase((len(target), 3), seed=11)
+    try:
+        for _, student, reference, pred, target in _pairs(Student, family, (case,)):
+            expect_value(family, student, reference, pred, target, case)
+            expect_grad(family, student, reference, pred, target, case, fd=False)
+    except CheckFailure:
+        return (f"{family.name}'s plain values are wrong too ({case}): its forward and "
+                "backward cells fail. Fix them first; stability is judged here on your own "
+                "formula meanwhile.")
+    return None
+
+
+INVARIANT = ("{name} gives other values for {where} than for the same pred shifted by its "
+             "rows' maxima, which {what} cannot depend on: the formula is not stable.")
+
+
+def _expect_invariant(family: Family, student, pred: np.ndarray, target: np.ndarray,
+                      where: str, invariant: Callable[[np.ndarray], np.ndarray], plain: str) -> None:
+    """The student's loss and dL/dpred at ``pred`` equal their own at ``invariant(pred)``,
+    and the loss depends on pred at all (a constant is invariant under anything)."""
+    moved = pred.copy()
+    moved[np.arange(len(target)), target] += 1.0
+    values = [student_value(family.name, student, p, target) for p in (pred, invariant(pred))]
+    if close(values[0], student_value(family.name, student, moved, target)):
+        fail(f"{family.name} returns the same loss when the true class's logit changes: it does "
+             f"not depend on pred as a loss must, so its stability cannot be judged. {plain}")
+    grads = [student_grad(family.name, student, p, target) for p in (pred, invariant(pred))]
+    for what, got, expected in (("the loss", *values), ("dL/dpred", *grads)):
+        if got.shape != expected.shape or not close(got, expected):
+            fail(mismatch(f"{family.name}: {what}", got, expected, f"{where}, against your own "
+                          "at the shifted pred")
+                 + "\n  " + INVARIANT.format(name=family.name, where=where, what=what)
+                 + f"\n  {plain}")
 
 
 def _warnings(family: Family, student, pred: np.ndarray, target: np.ndarray) -> list[str]:

@@ -18,7 +18,7 @@ from autograder.checks._fd import fd_verdict
 from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close, mismatch
 from course.testing.diagnose import Signature, close, scaled
-from course.testing.failure import CheckFailure, fail
+from course.testing.failure import CheckFailure, expect, fail
 from autograder.integrity import check_instance
 from autograder.sandbox import call, construct
 
@@ -96,11 +96,14 @@ def copy_parameter(what: str, student: object, ref: object, name: str) -> None:
              f"after construction, got {None if grad is None else asarray(grad).shape}.")
 
 
-def forward_pair(what: str, student, ref, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both outputs; also fails if the student's forward changed its input in place."""
+def forward_pair(what: str, student, ref, x: np.ndarray,
+                 in_place: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Both outputs; also fails, ``in_place``, if the student's forward changed its input in
+    place (the forward cells judge that; the others leave it to them)."""
     given, read = placed(x, student)
     got = call(f"{what}.forward", student.forward, given)
-    expect_unchanged(x, read, INPUT_CHANGED.format(what))
+    if in_place:
+        expect_unchanged(x, read, INPUT_CHANGED.format(what))
     return as_array(f"{what}.forward output", got), ref.forward(x.copy())
 
 
@@ -126,8 +129,9 @@ def _fd_verdict(what: str, student, x: np.ndarray, grad_output: np.ndarray,
 
 def expect_input_grad(what: str, student, ref, x: np.ndarray, grad_output: np.ndarray,
                       case: Case, signatures: tuple[Signature, ...] = (), fd: bool = True) -> None:
-    """dL/dx of the student's backward against the reference's (after a forward on x)."""
-    forward_pair(what, student, ref, x)
+    """dL/dx of the student's backward against the reference's (after a forward on x; a
+    forward that writes into x is the forward cell's to judge)."""
+    forward_pair(what, student, ref, x, in_place=False)
     got = as_array(f"{what}.backward return value (dL/dx)",
                    call(f"{what}.backward", student.backward, grad_output.copy()))
     expected = ref.backward(grad_output.copy())
@@ -154,22 +158,36 @@ def expect_param_grads(what: str, student, ref, x: np.ndarray, grad_output: np.n
             expect_close(f"{what}.{name}.grad ({symbol})", got, ref_param.grad, str(case), sigs)
 
 
-def expect_accumulation(what: str, student, ref, x: np.ndarray, grad_output: np.ndarray,
-                        names: tuple[str, ...]) -> None:
-    """Two backward passes without zero_grad must add up, as in PyTorch."""
+def _one_pass(what: str, module, x: np.ndarray, grad_output: np.ndarray) -> None:
+    given, _ = placed(x, module)
+    call(f"{what}.forward", module.forward, given)
+    call(f"{what}.backward", module.backward, grad_output.copy())
+
+
+def _grad(what: str, module, name: str) -> np.ndarray:
+    return as_array(f"{what}.{name}.grad", getattr(getattr(module, name), "grad", None))
+
+
+def expect_accumulation(what: str, student, once, x: np.ndarray, grad_output: np.ndarray,
+                        names: tuple[str, ...], fix_first: str) -> None:
+    """Two backward passes without zero_grad must add up, as in PyTorch: judged on the
+    student's own gradients, so that a wrong gradient (``fix_first``'s cell) costs nothing
+    here. ``once``, a twin of ``student`` with the same parameters, makes one pass;
+    ``student`` makes two; each parameter's grad must then be twice ``once``'s."""
+    _one_pass(what, once, x, grad_output)
     for _ in range(2):
-        forward_pair(what, student, ref, x)
-        call(f"{what}.backward", student.backward, grad_output.copy())
-        ref.backward(grad_output.copy())
+        _one_pass(what, student, x, grad_output)
     for name in names:
-        ref_param = getattr(ref, name)
-        if ref_param is None:
+        if getattr(once, name, None) is None:
             continue
-        got = as_array(f"{what}.{name}.grad", getattr(getattr(student, name), "grad", None))
-        if got.shape == ref_param.shape and close(2 * got, ref_param.grad):
+        single, got = _grad(what, once, name), _grad(what, student, name)
+        expect(not close(single, 0 * single, 0, 0),
+               f"{what}.{name}.grad is still zero after a backward pass: no gradient was added, "
+               f"so there is nothing to accumulate. Fix {fix_first} first.")
+        if got.shape == single.shape and close(got, single):
             fail(f"{what}.{name}.grad after two backward passes equals one pass's gradient.\n"
                  "  Likely mistake: `=` instead of `+=`: gradients must accumulate until "
                  "zero_grad(), as in PyTorch.")
-        if not close(got, ref_param.grad):
-            fail(mismatch(f"{what}.{name}.grad after two backward passes", got,
-                          ref_param.grad, "gradients should add up"))
+        if not (got.shape == single.shape and close(got, 2 * single)):
+            fail(mismatch(f"{what}.{name}.grad after two backward passes", got, 2 * single,
+                          "the same input twice: twice your own gradient of one pass"))

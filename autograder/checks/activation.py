@@ -6,8 +6,8 @@ import numpy as np
 from scipy import special
 
 from autograder.checks._activation_cases import (
-    BASIC, EXTREME, Family, Input, LARGE, Signatures, ZEROS, check_backward, check_float32,
-    check_forward, overflow, reference_output,
+    BASIC, EXTREME, Family, Input, LARGE, Signatures, check_backward, check_backward_at_zero,
+    check_float32, check_forward, overflow, reference_output,
 )
 from autograder.registry import check
 from course.testing.diagnose import close, when
@@ -171,7 +171,7 @@ def relu_float32(ReLU):
 @check
 def relu_backward_at_zero(ReLU):
     """Edge case: dL/dx is 0 at exactly x = 0 (as in PyTorch) and below, grad_output above."""
-    check_backward(RELU, ReLU, (ZEROS,), fd=False)
+    check_backward_at_zero(RELU, ReLU)
 
 
 @check
@@ -195,7 +195,7 @@ def leaky_relu_float32(LeakyReLU):
 @check
 def leaky_relu_backward_at_zero(LeakyReLU):
     """Edge case: dL/dx = negative_slope * grad_output at exactly x = 0 (PyTorch's) and below."""
-    check_backward(LEAKY_RELU, LeakyReLU, (ZEROS,), fd=False)
+    check_backward_at_zero(LEAKY_RELU, LeakyReLU)
 
 
 @check(hears=("warnings",))

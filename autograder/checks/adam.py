@@ -2,10 +2,12 @@
 decay) and RMSprop (centred, momentum). See ``_optim_twins`` for how an optimizer is graded."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
+from autograder.checks._optim_own import DECOUPLED, judge, l2
 from autograder.checks._optim_twins import Mistake, Step, decay_mistakes, expect_configs
 from autograder.registry import check
 
@@ -51,7 +53,22 @@ EPS_MISTAKES = (
 )
 
 
-ADAM_MISTAKES = EPS_MISTAKES + (
+STATE_LOST = ("step 1 is right, and a later step is not: m and v are rebuilt from zeros at every "
+              "step. Keep them between steps in the state dict _update is given "
+              "(state['exp_avg'], state['exp_avg_sq'], with the step count t): store the new "
+              "moments back into it, or update its arrays in place.")
+
+
+def state_lost(decay: Callable[[Step], dict]) -> tuple[Mistake, ...]:
+    """The moments rebuilt from zeros at each step, with the step count kept or lost too;
+    ``decay(s)`` the gradient and decay of the rule (Adam's L2 or AdamW's)."""
+    return tuple(
+        Mistake(name, lambda s, t=t: adam_rule(replace(s, before={}, t=t or s.t), **decay(s))
+                if s.t > 1 else None, STATE_LOST)
+        for name, t in (("moments_lost", 0), ("state_lost", 1)))
+
+
+ADAM_MISTAKES = EPS_MISTAKES + state_lost(lambda s: {"grad": s.l2()}) + (
     no_bias_correction(decoupled=False),
     Mistake("decay_after_moments", lambda s: adam_rule(s, s.g, decay=_decoupled(s))
             if s["weight_decay"] else None,
@@ -61,7 +78,7 @@ ADAM_MISTAKES = EPS_MISTAKES + (
 ) + decay_mistakes(adam_rule)
 
 
-ADAMW_MISTAKES = (
+ADAMW_MISTAKES = state_lost(lambda s: {"grad": s.g, "decay": _decoupled(s)}) + (
     no_bias_correction(decoupled=True),
     Mistake("decay_in_gradient", lambda s: adam_rule(s, s.l2()) if s["weight_decay"] else None,
             "the weight decay went into the gradient (g + weight_decay * w): that is Adam with "
@@ -80,32 +97,39 @@ def adam_step(Adam, Parameter=None):
     """Adam with bias correction: the defaults (lr=1e-3), lr=0.1, other betas, and a large
     eps=0.1, where its place in the denominator shows."""
     configs = [dict(), dict(lr=0.1), dict(lr=0.01, betas=(0.8, 0.99)), dict(lr=0.1, eps=0.1)]
-    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES)
+    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES, in_place=True)
 
 
 @check
 def adam_weight_decay(Adam, Parameter=None):
-    """Adam's weight_decay is L2: weight_decay * w is added to the gradient before the moments."""
+    """Adam's weight_decay is L2: weight_decay * w is added to the gradient before the moments
+    (judged against the student's own Adam update when that is wrong: adam_step's part)."""
     configs = [dict(lr=0.1, weight_decay=0.1), dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.5)]
-    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES)
+    expect_configs("Adam", Adam, Parameter, configs, ADAM_MISTAKES,
+                   judge("Adam", Adam, Parameter, l2("adam_step")))
 
 
 @check
 def adamw_step(AdamW, Parameter=None):
-    """AdamW: decoupled decay w <- w * (1 - lr * weight_decay) then Adam; default decay 1e-2."""
+    """AdamW: decoupled decay w <- w * (1 - lr * weight_decay) then Adam; default decay 1e-2
+    (judged against the student's own AdamW without decay, the Adam update it inherits, when
+    that is wrong: adam_step's part)."""
     configs = [dict(lr=0.1, weight_decay=0.1), dict(lr=0.01), dict(lr=0.05, betas=(0.8, 0.99))]
-    expect_configs("AdamW", AdamW, Parameter, configs, ADAMW_MISTAKES)
+    expect_configs("AdamW", AdamW, Parameter, configs, ADAMW_MISTAKES,
+                   judge("AdamW", AdamW, Parameter, DECOUPLED))
 
 
 # ----------------------------------------------------------------------------- RMSprop
 def rmsprop_rule(s: Step, grad: np.ndarray, *, root: Callable = np.sqrt, eps_inside: bool = False,
-                 centered: bool | None = None, momentum: float | None = None) -> np.ndarray:
-    """The weight after one RMSprop step with ``grad``, with a variant's deviations."""
+                 centered: bool | None = None, momentum: float | None = None,
+                 square: Callable = lambda a: a * a) -> np.ndarray:
+    """The weight after one RMSprop step with ``grad``, with a variant's deviations (``square``:
+    what the centred form subtracts of the running mean g_avg)."""
     alpha = s["alpha"]
     mean_square = alpha * s.before.get("square_avg", 0.0) + (1 - alpha) * grad * grad
     if s["centered"] if centered is None else centered:
         grad_avg = alpha * s.before.get("grad_avg", 0.0) + (1 - alpha) * grad
-        mean_square = mean_square - grad_avg * grad_avg
+        mean_square = mean_square - square(grad_avg)
     denom = root(mean_square + s["eps"]) if eps_inside else root(mean_square) + s["eps"]
     update = grad / denom
     mu = s["momentum"] if momentum is None else momentum
@@ -124,6 +148,11 @@ RMSPROP_MISTAKES = (
             if s["centered"] else None,
             "centered=True is ignored: subtract the squared running mean of the gradient, "
             "sqrt(s - g_avg**2) + eps."),
+    Mistake("mean_not_squared", lambda s: rmsprop_rule(s, s.l2(), square=lambda a: a)
+            if s["centered"] else None,
+            "centered=True subtracts the running mean g_avg itself: subtract its square, "
+            "sqrt(s - g_avg**2) + eps. s - g_avg is no variance and can be negative (a negative "
+            "variance), whose square root is NaN: that is where the NaN comes from."),
     Mistake("momentum_ignored", lambda s: rmsprop_rule(s, s.l2(), momentum=0.0)
             if s["momentum"] else None,
             "momentum is ignored: b = momentum * b + g / (sqrt(s) + eps), then w -= lr * b."),
@@ -134,7 +163,7 @@ RMSPROP_MISTAKES = (
 def rmsprop_step(RMSprop, Parameter=None):
     """RMSprop: the defaults (lr=1e-2, alpha=0.99), another alpha, a large eps, weight decay."""
     configs = [dict(), dict(lr=0.01, alpha=0.9, eps=1e-2), dict(lr=0.01, weight_decay=0.1)]
-    expect_configs("RMSprop", RMSprop, Parameter, configs, RMSPROP_MISTAKES)
+    expect_configs("RMSprop", RMSprop, Parameter, configs, RMSPROP_MISTAKES, in_place=True)
 
 
 @check

@@ -2,7 +2,7 @@
 backward passes of ``minitorch_ref.nn`` (units 3-5)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -13,6 +13,7 @@ from autograder.registry import check
 from course.testing._trusted import asarray
 import minitorch_ref
 from minitorch_ref import nn as manual
+from minitorch_ref.autograd import Tensor as ReferenceTensor
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,6 @@ class MLP:
     loss: str               # "cross-entropy" or "MSE"
     batch: int
     seed: int
-
-    @property
-    def text(self) -> str:
-        head = " with a sigmoid output" if self.sigmoid_output else ""
-        return (f"L = the {self.loss} loss of the {'-'.join(map(str, self.sizes))} "
-                f"{self.hidden} MLP{head}")
 
     def manual(self) -> tuple[manual.Sequential, object]:
         """The network of the earlier units (same seed, same weights) and its criterion."""
@@ -62,51 +57,56 @@ def cross_entropy_ops(logits, y: np.ndarray):
     return (shifted.exp().sum(axis=1).log() - (shifted * one_hot).sum(axis=1)).mean()
 
 
-def mlp_forward(mlp: MLP, X: np.ndarray, y: np.ndarray) -> Callable:
-    """The loss as a function of W1, b1, W2, b2, ...: Tensor operations only."""
-    def loss(*params):
+def mlp_forward(mlp: MLP, X: np.ndarray) -> Callable:
+    """The network's output as a function of W1, b1, W2, b2, ...: Tensor operations only."""
+    def output(*params):
         h = type_of(params[0])(X)
         layers = list(zip(params[::2], params[1::2]))
         for i, (W, b) in enumerate(layers):
             h = h @ W + b
             if i < len(layers) - 1:
                 h = h.relu() if mlp.hidden == "relu" else h.tanh()
-        if mlp.sigmoid_output:
-            h = h.sigmoid()
-        if mlp.loss == "MSE":
-            return ((h - y) ** 2).mean()
-        return cross_entropy_ops(h, y)
-    return loss
+        return h.sigmoid() if mlp.sigmoid_output else h
+    return output
 
 
 @dataclass(frozen=True)
 class MLPCase(Case):
-    """The MLP's loss as a Case, whose expected values are the manual backward pass's."""
+    """The MLP's output as a Case, whose expected values are the manual network's: its output,
+    and its parameters' gradients for the loss's gradient dL/d(output), which the check gives
+    (the reference's part: the loss's operations are judged by the other cells)."""
 
     mlp: MLP | None = None
 
     @property
     def where(self) -> str:
         return (f"a batch X of shape ({self.mlp.batch}, {self.mlp.sizes[0]}), the weights of "
-                "the manual network of the earlier units")
+                f"the manual network of the earlier units, and backward(G) with G = dL/d(output) "
+                f"of its {self.mlp.loss} loss")
 
     def expected(self, seed: int = 0) -> Expected:
-        """The manual backward pass's loss and gradients (and the reference Tensor's graph,
-        for the engine's mistakes)."""
+        """The manual network's output and gradients for its loss's dL/d(output) (and the
+        reference Tensor's graph, for the engine's mistakes)."""
         model, criterion = self.mlp.manual()
         X, y = self.mlp.data()
-        value = criterion(model(X), y)
-        model.backward(criterion.backward())
+        output = model(X)
+        criterion(output, y)
+        upstream = criterion.backward()
+        model.backward(upstream.copy())
         grads = dict(zip(self.inputs, (p.grad for p in model.parameters())))
-        graph = super().expected(seed)
-        return replace(graph, value=np.array(value), grads=grads)
+        leaves = {n: ReferenceTensor(a.copy(), requires_grad=True) for n, a in self.inputs.items()}
+        root = self.fn(*leaves.values())
+        root.backward(upstream.copy())
+        return Expected(self.inputs, output, upstream, grads, root, leaves)
 
 
 def mlp_case(mlp: MLP) -> MLPCase:
     model, _ = mlp.manual()
     names = [f"{kind}{i}" for i in range(1, len(mlp.sizes)) for kind in ("W", "b")]
     inputs = {n: p.data.copy() for n, p in zip(names, model.parameters())}
-    return MLPCase(mlp.text, mlp_forward(mlp, *mlp.data()), inputs, mlp=mlp)
+    return MLPCase(f"the output of the {'-'.join(map(str, mlp.sizes))} {mlp.hidden} MLP"
+                   + (" with a sigmoid output" if mlp.sigmoid_output else ""),
+                   mlp_forward(mlp, mlp.data()[0]), inputs, mlp=mlp)
 
 
 MLPS = (MLP((2, 16, 16, 3), "relu", False, "cross-entropy", 6, seed=0),
@@ -117,7 +117,8 @@ MLPS = (MLP((2, 16, 16, 3), "relu", False, "cross-entropy", 6, seed=0),
 @check
 def tensor_mlp(Tensor):
     """The MLP of the earlier units built from Tensor operations (``X @ W + b``, relu or tanh,
-    sigmoid, cross-entropy from exp/log/sum/mean, MSE): the loss and every parameter's gradient
-    equal the manual backward passes' of ``minitorch_ref.nn`` for the same weights."""
+    sigmoid): its output, and every parameter's gradient after ``backward(G)`` with G the
+    gradient of its loss (cross-entropy or MSE, computed here: the loss's operations are the
+    other cells'), equal the manual network's of ``minitorch_ref.nn`` for the same weights."""
     for mlp in MLPS:
         check_case(Tensor, mlp_case(mlp))

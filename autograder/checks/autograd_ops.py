@@ -279,5 +279,7 @@ def tensor_reshape_transpose(Tensor):
 
 @check
 def tensor_broadcasting(Tensor):
-    """Binary operations on broadcast shapes: each input's gradient is summed back to its shape."""
-    check_cases(Tensor, _broadcasting())
+    """Binary operations on broadcast shapes: each input's gradient is summed back to its shape
+    (judged with the student's own rules of the operations when those are wrong: their cells')."""
+    for seed, case in enumerate(_broadcasting()):
+        check_case(Tensor, case, seed, own="broadcasting")

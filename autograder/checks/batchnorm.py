@@ -6,17 +6,18 @@ are matched against the classic mistakes.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from autograder.checks._calls import method, set_mode, student_backward
 from autograder.checks._modules import (
-    Case, batch_signatures, copy_parameter, expect_accumulation, expect_input_grad, forward_pair,
-    twins,
+    Case, batch_signatures, copy_parameter, expect_accumulation, forward_pair, twins,
 )
 from autograder.registry import check
 from autograder.sandbox import call
+from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, not_summed, when
 from course.testing.failure import expect, fail
@@ -120,10 +121,13 @@ def batchnorm_forward_train(BatchNorm1d):
 SAVED = {"x_hat": "X_hat, the normalised input", "inv_std": "s = 1 / sqrt(var + eps)"}
 
 
-def _expect_saved(student, reference, case: Case) -> None:
-    """What forward saves for backward, under the names the notebook gives."""
+def _expect_saved(student, reference, case: Case, missing_ok: bool = False) -> None:
+    """What forward saves for backward, under the names the notebook gives (``missing_ok``:
+    a name that is not there is batchnorm_forward_train's to judge)."""
     for name, meaning in SAVED.items():
         value = getattr(student, name, None)
+        if value is None and missing_ok:
+            continue
         expect(value is not None, f"BatchNorm1d.forward saved no self.{name} ({meaning}): save "
                "what backward needs as self.x_hat, self.inv_std and self.used_batch_stats.")
         expect_close(f"BatchNorm1d.{name} after forward", value, getattr(reference, name),
@@ -180,14 +184,46 @@ def _backward_signatures(reference, grad_output: np.ndarray,
 TRAINING_MISTAKES = ("constant_stats", "no_var_term", "no_mean_term", "no_gamma")
 
 
+def _saved(student, reference) -> dict[str, np.ndarray] | None:
+    """What the student's forward saved for backward (x_hat, inv_std), when it differs from
+    the reference's: the forward's mistake (batchnorm_forward_train judges it), which the
+    backward cells then take as given. None when it is right, or not there."""
+    saved = {}
+    for name in SAVED:
+        value = getattr(student, name, None)
+        if value is None:
+            return None
+        saved[name] = asarray(value, dtype=float)
+    right = all(v.shape == np.shape(getattr(reference, k)) and close(v, getattr(reference, k))
+                for k, v in saved.items())
+    return None if right else saved
+
+
+def _with_saved(reference, saved: dict[str, np.ndarray]):
+    """A copy of ``reference`` whose saved x_hat and inv_std are the student's: its backward
+    is the right one for what the student's forward computed."""
+    twin = copy.deepcopy(reference)
+    twin.x_hat, twin.inv_std = saved["x_hat"], saved["inv_std"].reshape(-1)
+    return twin
+
+
 @check
 def batchnorm_backward_input(BatchNorm1d):
-    """Training backward: dL/dx, including the terms through the batch mean and variance."""
+    """Training backward: dL/dx, including the terms through the batch mean and variance
+    (from what forward saved: a wrong x_hat or inv_std is the forward cell's mistake)."""
     for case in BN_CASES:
         student, reference = _batchnorm(BatchNorm1d, case)
         x, grad_output = case.inputs()
-        expect_input_grad("BatchNorm1d", student, reference, x, grad_output, case,
-                          _backward_signatures(reference, grad_output, TRAINING_MISTAKES))
+        forward_pair("BatchNorm1d", student, reference, x, in_place=False)
+        saved = _saved(student, reference)
+        if saved is not None:
+            reference = _with_saved(reference, saved)
+        got = student_backward("BatchNorm1d", student, grad_output)
+        expect_close("BatchNorm1d.backward: grad_input (dL/dx)", got,
+                     reference.backward(grad_output.copy()), str(case) + (
+                         ", from the x_hat and inv_std your forward saved" if saved else ""),
+                     _backward_signatures(reference, grad_output, TRAINING_MISTAKES)
+                     + batch_signatures(len(x), "dL/dx"))
 
 
 def _param_signatures(name: str, x: np.ndarray, grad_output: np.ndarray) -> tuple[Signature, ...]:
@@ -208,7 +244,10 @@ def batchnorm_backward_params(BatchNorm1d):
     for case in BN_CASES:
         student, reference = _batchnorm(BatchNorm1d, case)
         x, grad_output = case.inputs()
-        forward_pair("BatchNorm1d", student, reference, x)
+        forward_pair("BatchNorm1d", student, reference, x, in_place=False)
+        saved = _saved(student, reference)
+        if saved is not None:
+            reference = _with_saved(reference, saved)
         call("BatchNorm1d.backward", method(student, "backward"), grad_output.copy())
         reference.backward(grad_output.copy())
         for name, symbol in GRAD_SYMBOLS.items():
@@ -217,8 +256,9 @@ def batchnorm_backward_params(BatchNorm1d):
                          getattr(reference, name).grad, str(case),
                          _param_signatures(name, x, grad_output))
     case = BN_CASES[0]
-    student, reference = _batchnorm(BatchNorm1d, case)
-    expect_accumulation("BatchNorm1d", student, reference, *case.inputs(), ("weight", "bias"))
+    (student, _), (once, _) = _batchnorm(BatchNorm1d, case), _batchnorm(BatchNorm1d, case)
+    expect_accumulation("BatchNorm1d", student, once, *case.inputs(), ("weight", "bias"),
+                        "the gradients above")
 
 
 RUNNING = ("running_mean", "running_var")
@@ -329,8 +369,8 @@ def _expect_eval_step(student, reference, case: BatchCase, stats: dict[str, np.n
         "with running_mean and running_var, so that a prediction does not depend on the rest "
         "of the batch (and works for a single example).")
     expect_close("BatchNorm1d.forward output in eval mode", got, expected, str(case),
-                 (batch_stats,))
-    _expect_saved(student, reference, case)
+                 (batch_stats, _updated_first(x, stats, reference)))
+    _expect_saved(student, reference, case, missing_ok=True)
     for name, value in stats.items():
         expect_close(f"BatchNorm1d.{name} after a forward in eval mode",
                      running_stat("BatchNorm1d", student, name, case.features), value,
@@ -341,6 +381,21 @@ def _expect_eval_step(student, reference, case: BatchCase, stats: dict[str, np.n
     expect_close("BatchNorm1d.backward in eval mode: grad_input (dL/dx)", got,
                  reference.backward(grad_output.copy()), str(case),
                  _backward_signatures(reference, grad_output, ("training_formula",)))
+
+
+def _updated_first(x: np.ndarray, stats: dict[str, np.ndarray], reference) -> Signature:
+    """The output of an eval forward that first moved the running estimates towards the
+    batch, as training does, then normalised with them."""
+    n, m = len(x), reference.momentum
+    if n < 2:
+        return when("updated_first", lambda g, e: False, "")
+    mean = (1 - m) * stats["running_mean"] + m * x.mean(axis=0)
+    var = (1 - m) * stats["running_var"] + m * x.var(axis=0) * n / (n - 1)
+    wrong = _normalised(x, mean, np.sqrt(var + EPS), reference)
+    return when("updated_first", lambda g, e: close(g, wrong),
+                "in eval mode the running estimates were updated with this batch before "
+                "normalising with them. Only training forward passes update running_mean and "
+                "running_var; in eval mode use them as they are, and leave them unchanged.")
 
 
 @check
@@ -356,6 +411,11 @@ def batchnorm_eval(BatchNorm1d):
     set_mode("BatchNorm1d", student, True)  # the last one, after two eval steps
     reference.train()
     x = BatchCase(4, 3, seed=22).inputs()[0]
-    got, expected = forward_pair("BatchNorm1d", student, reference, x)
-    expect_close("BatchNorm1d.forward output after eval() then train()", got, expected,
-                 "train() should switch back to the batch statistics")
+    got, expected = forward_pair("BatchNorm1d", student, reference, x, in_place=False)
+    fresh, _ = _batchnorm(BatchNorm1d, BatchCase(1, 3, seed=21))
+    own, _ = forward_pair("BatchNorm1d", fresh, reference, x, in_place=False)
+    expect_close("BatchNorm1d.forward output after eval() then train()", got,
+                 expected if close(own, expected) else own,
+                 "train() should switch back to the batch statistics" + (
+                     "" if close(own, expected) else ": your own training forward of a new "
+                     "layer (wrong too: batchnorm_forward_train)"))

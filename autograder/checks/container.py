@@ -225,19 +225,52 @@ def _expect_same_parameters(what: str, got: list, built: Built) -> None:
          f"expected the order of the layers, {labels}.")
 
 
+def _owns_all(pairs: list, built: Built) -> bool:
+    """Whether ``pairs`` (the student's named_parameters()) hold every parameter of the model
+    once, in whatever order under whatever names."""
+    got = sorted(id(p) for _, p in pairs)
+    return got == sorted(id(getattr(leaf, name)) for _, leaf, name in built.params())
+
+
 @check
 def sequential_parameters(Sequential, Linear, ReLU):
     """parameters() returns the layers' own Parameter objects, in layer order, each once, also
-    through nested Sequentials."""
+    through nested Sequentials: those of named_parameters(), in its order (so that an order
+    named_parameters() gets wrong is that cell's mistake)."""
     for nested in (False, True):
         built = build(Sequential, mlp(Linear, ReLU, 0), nested)
         got = listed("Sequential.parameters()", method(built.model, "parameters"))
-        _expect_same_parameters("Sequential.parameters()", got, built)
+        try:
+            _expect_same_parameters("Sequential.parameters()", got, built)
+        except CheckFailure:
+            pairs = _pairs_or_none(built)
+            if pairs is None or not _owns_all(pairs, built) \
+                    or [id(p) for p in got] != [id(p) for _, p in pairs]:
+                raise
+
+
+def _pairs_or_none(built: Built) -> list | None:
+    try:
+        return _named_pairs(built)
+    except CheckFailure:
+        return None
 
 
 _ORDER_HINT = ("\n  Likely mistake: the names are right, their order is not: named_modules() must "
                "list the modules depth first, a child and all of its descendants before the next "
                "child (a nested Sequential's layers come before the layers after it).")
+_WITHIN_HINT = ("\n  Likely mistake: the modules come in the right order, but within a module the "
+                "parameters do not: list them in the order they were assigned in __init__ "
+                "(weight, then bias), the order of the module's _parameters dict, not sorted by "
+                "name.")
+
+
+def _order_hint(names: list[str], labels: list[str]) -> str:
+    """Why the right names came in the wrong order: the modules' or one module's own."""
+    if sorted(names) != sorted(labels):
+        return ""
+    modules = [name.rsplit(".", 1)[0] for name in names]
+    return _WITHIN_HINT if modules == [label.rsplit(".", 1)[0] for label in labels] else _ORDER_HINT
 
 
 @check
@@ -254,7 +287,7 @@ def sequential_named_parameters(Sequential, Linear, ReLU):
         expect(names == labels,
                f"Sequential.named_parameters() gave the names {names}; expected {labels}: the "
                "child's index in its Sequential, a dot, then the attribute name."
-               + (_ORDER_HINT if sorted(names) == sorted(labels) else ""))
+               + _order_hint(names, labels))
         _expect_same_parameters("Sequential.named_parameters()", [p for _, p in pairs], built)
     _expect_reassignment_unregisters(build(Sequential, mlp(Linear, ReLU, 0)), Linear)
 
@@ -287,14 +320,29 @@ def _random_grads(built: Built, seed: int) -> None:
         param.grad = rng.standard_normal(asarray(param.data).shape)
 
 
+def _in_own_order(built: Built) -> list[tuple[str, object]]:
+    """(label, parameter) in the order of the student's parameters() when that lists every
+    parameter of the model once (its order is sequential_parameters' to judge), else in the
+    layers' order."""
+    labels = {id(getattr(leaf, name)): label for label, leaf, name in built.params()}
+    try:
+        own = listed("Sequential.parameters()", method(built.model, "parameters"))
+    except CheckFailure:
+        own = []
+    if sorted(id(p) for p in own) == sorted(labels):
+        return [(labels[id(p)], p) for p in own]
+    return [(label, getattr(leaf, name)) for label, leaf, name in built.params()]
+
+
 @check
 def sequential_grads(Sequential, Linear, ReLU):
-    """grads() returns every parameter's gradient, in the same order as parameters()."""
+    """grads() returns every parameter's gradient, in the same order as parameters() (the
+    student's own, if it lists every parameter: its order is the parameters cell's)."""
     for nested in (False, True):
         built = build(Sequential, mlp(Linear, ReLU, 0), nested)
         _random_grads(built, 1)
         got = listed("Sequential.grads()", method(built.model, "grads"))
-        expected = [(label, getattr(leaf, name).grad) for label, leaf, name in built.params()]
+        expected = [(label, param.grad) for label, param in _in_own_order(built)]
         expect(len(got) == len(expected),
                f"Sequential.grads() returned {len(got)} arrays for {len(expected)} parameters: "
                "it must give the .grad of every parameter of its children, as parameters() "

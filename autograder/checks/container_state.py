@@ -17,7 +17,7 @@ from autograder.sandbox import call
 from course.testing._trusted import asarray, isinstance_
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import close, when
-from course.testing.failure import expect, fail
+from course.testing.failure import CheckFailure, expect, fail
 
 
 # ---------------------------------------------------------------------------- modes
@@ -82,6 +82,17 @@ def _expect_keys(state: dict, expected: list[str]) -> None:
            "buffers in the order of named_buffers().")
 
 
+def _key_order(built: Built, expected: list[str]) -> list[str]:
+    """``expected`` (the keys of the parameters) in the order of the student's own
+    named_parameters() when it names them all (its order is named_parameters' to judge)."""
+    try:
+        pairs = call("Sequential.named_parameters()", method(built.model, "named_parameters"))
+        names = [name for name, _ in pairs]
+    except (CheckFailure, TypeError, ValueError):
+        return expected
+    return names if sorted(names) == sorted(expected) else expected
+
+
 @check
 def sequential_state_dict(Sequential, Linear, ReLU):
     """b.load_state_dict(a.state_dict()) gives b a's parameter values, in b's own Parameter
@@ -90,20 +101,15 @@ def sequential_state_dict(Sequential, Linear, ReLU):
         a = build(Sequential, mlp(Linear, ReLU, 1), nested)
         b = build(Sequential, mlp(Linear, ReLU, 2), nested)
         state = state_of(a)
-        _expect_keys(state, [label for label, _, _ in a.params()])
-        before = [(getattr(leaf, name), asarray(getattr(leaf, name).data).copy())
-                  for _, leaf, name in b.params()]
+        _expect_keys(state, _key_order(a, [label for label, _, _ in a.params()]))
+        before = [asarray(getattr(leaf, name).data).copy() for _, leaf, name in b.params()]
         call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
-        for (label, leaf, name), (_, a_leaf, _), (param, old) in zip(b.params(), a.params(),
-                                                                     before):
-            expect(getattr(leaf, name) is param,
-                   f"load_state_dict replaced the Parameter objects ({label}): an optimizer "
-                   "built before loading would keep updating the old ones. Copy the values into "
-                   "the existing Parameters (param.data[...] = value).")
+        for (label, leaf, name), (_, a_leaf, _), old in zip(b.params(), a.params(), before):
             unchanged = when("unchanged", lambda g, e, old=old: close(g, old),
                              "load_state_dict left this parameter unchanged.")
-            expect_close(f"{label} after load_state_dict", param.data, getattr(a_leaf, name).data,
-                         "it should equal the saved model's", (unchanged,))
+            expect_close(f"{label} after load_state_dict", getattr(leaf, name).data,
+                         getattr(a_leaf, name).data, "it should equal the saved model's",
+                         (unchanged,))
     _expect_partial_load(Sequential, Linear, ReLU)
 
 
@@ -157,8 +163,13 @@ def sequential_state_dict_copies(Sequential, Linear, ReLU):
                       "parameters' own arrays, no copies. Return copies (param.data.copy()), so "
                       "that a saved best model stays as it was.")
     b = build(Sequential, mlp(Linear, ReLU, 2))
-    arrays = _arrays(b)
+    arrays, params = _arrays(b), [call(label, getattr, leaf, name) for label, leaf, name in b.params()]
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
+    for (label, leaf, name), param in zip(b.params(), params):
+        expect(call(label, getattr, leaf, name) is param,
+               f"load_state_dict replaced the Parameter objects ({label}): an optimizer "
+               "built before loading would keep updating the old ones. Copy the values into "
+               "the existing Parameters (param.data[...] = value).")
     for (label, _, _), before, after in zip(b.params(), arrays, _arrays(b)):
         expect(after is before,
                f"After load_state_dict(state), {label} holds a new array: load_state_dict must "
@@ -206,8 +217,9 @@ def sequential_state_dict_buffers(Sequential, Linear, Standardize):
                f"statistics such as {kind}.{name} are buffers: state, though not parameters. "
                "Save and load them with the parameters, or a loaded model predicts differently "
                "in eval mode.")
-    params = [label for label, _, _ in a.params()]
+    params = _key_order(a, [label for label, _, _ in a.params()])
     _expect_keys(state, params + [key for key in state.keys() if key not in params])
+    _expect_current_buffers(state, a, layer(Standardize, 4), kind)
     buffers = [attribute(f"{kind}.{name}", b.leaves[1], name) for name in RUNNING]
     call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
     for name, buffer in zip(RUNNING, buffers):
@@ -220,6 +232,22 @@ def sequential_state_dict_buffers(Sequential, Linear, Standardize):
                "saved values into the buffer the layer has, in place (buffer[...] = value), as "
                "for the parameters.")
     _expect_buffer_copies(a, kind)
+
+
+def _expect_current_buffers(state: dict, built: Built, fresh, kind: str) -> None:
+    """The state holds the buffers' values when state_dict() was called; ``fresh``, a new
+    layer of the same kind, holds the values they were registered with."""
+    for name in RUNNING:
+        registered = running_stat(kind, fresh, name, 4)
+        stale = when("registered", lambda g, e, r=registered: close(g, r),
+                     f"it holds the value {kind}.{name} was registered with, not its value now: "
+                     "the layer assigned a new array to the buffer (self.running_mean = ...), and "
+                     "the registry kept the old one. __setattr__ must store the new value in "
+                     "_buffers when the name is a buffer, so that named_buffers() and "
+                     "state_dict() see what the layer holds.")
+        expect_close(f"state_dict()['1.{name}']", state[f"1.{name}"],
+                     running_stat(kind, built.leaves[1], name, 4),
+                     f"{kind}.{name} (layer 1) when state_dict() was called", (stale,))
 
 
 def _expect_buffer_copies(built: Built, kind: str) -> None:

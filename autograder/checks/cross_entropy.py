@@ -19,9 +19,28 @@ def _onehot(target: np.ndarray, classes: int) -> np.ndarray:
     return np.eye(classes)[target]
 
 
+ONE_HOT_COLUMNS = ("the one-hot matrix has a 1 in the column of every target in every row: "
+                   "onehot[:, y] = 1 sets whole columns. Index the row and the column together, "
+                   "onehot[np.arange(N), y] = 1 (or np.eye(C)[y]).")
+
+
+def _one_hot_columns(case: LossCase, pred: np.ndarray, target: np.ndarray,
+                     grad: bool) -> Signatures:
+    """What ``onehot[:, y] = 1`` gives for the loss (or its gradient)."""
+    wrong = np.zeros(pred.shape)
+    wrong[:, target] = 1
+    scale = 1 / len(pred) if case.reduction == "mean" else 1
+    if grad:
+        value = (special.softmax(pred, axis=1) - wrong) * scale
+    else:
+        value = -np.sum(wrong * special.log_softmax(pred, axis=1)) * scale
+    return (when("one_hot_columns", lambda got, e: len(set(target.tolist())) > 1
+                 and close(got, value), ONE_HOT_COLUMNS),)
+
+
 def _ce_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, grad: bool) -> Signatures:
     if not grad:
-        return ()
+        return _one_hot_columns(case, pred, target, grad)
     probs = special.softmax(pred, axis=1)
     minus_onehot = -_onehot(target, pred.shape[1]) / (len(pred) if case.reduction == "mean" else 1)
 
@@ -38,7 +57,7 @@ def _ce_hints(case: LossCase, pred: np.ndarray, target: np.ndarray, grad: bool) 
              "the gradient is (softmax(z) - onehot(y)) / N."),
         sign_flipped("the sign is flipped: dL/dz = (softmax(z) - onehot(y)) / N, "
                      "not onehot(y) - softmax(z)."),
-    )
+    ) + _one_hot_columns(case, pred, target, grad)
 
 
 def class_logits(case: LossCase) -> Inputs:
@@ -93,10 +112,13 @@ CE_STABILITY = tuple((where, np.array(pred), np.array(target), CE_VALUE_STABILIT
 
 @check(hears=("warnings",))
 def cross_entropy_loss_stability(CrossEntropyLoss):
-    """Logits of +-1000: the loss and dL/dz are finite and exact (log-sum-exp trick)."""
+    """Logits of +-1000: the loss and dL/dz are finite and exact (log-sum-exp trick); while
+    the plain values are wrong, equal to the student's own at the logits shifted by their rows'
+    maxima (softmax does not depend on that shift)."""
     check_stable(CrossEntropyLoss, CROSS_ENTROPY, CE_STABILITY,
                  f"use the log-sum-exp trick, {LOG_SUM_EXP}, and compute softmax(z) as "
-                 "exp(z - m) / sum(exp(z - m)): exp then only sees values <= 0.")
+                 "exp(z - m) / sum(exp(z - m)): exp then only sees values <= 0.",
+                 invariant=lambda z: z - z.max(axis=1, keepdims=True))
 
 
 # ---------------------------------------------------------------------------- NLLLoss

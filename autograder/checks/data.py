@@ -94,12 +94,16 @@ def loader_twins(DataLoader, n: int, shape: tuple[int, ...] = (3,), **kwargs):
 
 
 def expect_batches(label: str, loader, reference, sample_shape: tuple[int, ...] = (3,),
-                   epoch: int = 1) -> list:
-    """Batch sizes, sample shapes and len(loader) as the reference's; returns the batches."""
+                   epoch: int = 1, own: tuple[list[int], int] | None = None) -> list:
+    """Batch sizes, sample shapes and len(loader) as the reference's (or, ``own``, as the
+    batch sizes and length of the student's own plain loader, for a cell that judges
+    something else: drop_last, shuffling); returns the batches."""
     expected = list(reference)
     n, batch_size = len(reference.dataset), reference.batch_size
     batches = read_epoch(label, loader, limit=2 * n + 2, epoch=epoch)
     got_sizes, sizes = _sizes(batches), [len(y) for _, y in expected]
+    if own is not None and own[0] != sizes:
+        sizes = own[0]
     if got_sizes != sizes:
         hints = (
             when("dropped", lambda g, e: list(g) == list(e[:-1]) and not reference.drop_last,
@@ -120,8 +124,24 @@ def expect_batches(label: str, loader, reference, sample_shape: tuple[int, ...] 
         expect(x.shape[1:] == sample_shape,
                f"batch {b} of {label}: inputs of shape {x.shape}, expected "
                f"{(len(x),) + sample_shape}: stack the samples along a new first axis.")
-    _expect_len(label, loader, len(expected), n, batch_size)
+    _expect_len(label, loader, len(expected) if own is None else own[1], n, batch_size)
     return batches
+
+
+def own_plain(DataLoader, n: int, batch_size: int,
+              drop_last: bool = False) -> tuple[list[int], int] | None:
+    """The batch sizes and len() of the student's own loader over ``n`` samples, without
+    shuffling: what drop_last and shuffling change, judged by their cells, starts from it
+    (how it batches is dataloader_batches' to judge). None if it yields nothing: then the
+    reference's."""
+    label, loader, _ = loader_twins(DataLoader, n, batch_size=batch_size)
+    sizes = _sizes(read_epoch(label, loader, limit=2 * n + 2))
+    if not sizes:
+        return None
+    if drop_last and sizes and sizes[-1] < batch_size:
+        sizes = sizes[:-1]
+    length = call(f"len({label})", len, loader)
+    return sizes, length - (1 if drop_last and length > len(sizes) else 0)
 
 
 def _expect_len(label: str, loader, expected: int, n: int, batch_size: int) -> None:
@@ -158,19 +178,25 @@ def dataloader_batches(DataLoader):
 
 @check
 def dataloader_drop_last(DataLoader):
-    """drop_last=True drops the incomplete last batch (and len() counts it out); False keeps it."""
+    """drop_last=True drops the incomplete last batch (and len() counts it out); False keeps it
+    (how the batches are cut, dataloader_batches' part, is taken from the student's own plain
+    loader when it differs from the reference's)."""
     for n, batch_size in BATCH_CASES:
         for drop_last in (True, False):
             label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size,
                                                     drop_last=drop_last)
-            expect_batches(label, loader, reference)
+            expect_batches(label, loader, reference,
+                           own=own_plain(DataLoader, n, batch_size, drop_last))
 
 
-def _shuffle_verdict(label: str, orders: list[list[int]], n: int, batch_size: int) -> None:
-    """Each epoch a permutation, not sorted, batches not runs, a new one every epoch."""
+def _shuffle_verdict(label: str, orders: list[list[int]], n: int, batch_size: int,
+                     per_epoch: int) -> None:
+    """Each epoch a permutation (of ``per_epoch`` samples, n unless the student's own plain
+    loader yields fewer), not sorted, batches not runs, a new one every epoch."""
     for epoch, order in enumerate(orders, start=1):
         counts = np.bincount(order, minlength=n)
-        expect((counts == 1).all(),
+        expect((counts <= 1).all() and counts.sum() == per_epoch if per_epoch < n
+               else (counts == 1).all(),
                f"epoch {epoch} of {label} yielded samples {np.flatnonzero(counts > 1).tolist()} "
                f"more than once and missed {np.flatnonzero(counts == 0).tolist()}. Each sample "
                "comes exactly once per epoch: draw one permutation of range(n) and cut it "
@@ -190,14 +216,19 @@ def _shuffle_verdict(label: str, orders: list[list[int]], n: int, batch_size: in
 @check
 def dataloader_shuffle(DataLoader, manual_seed):
     """shuffle=True: every sample once per epoch, in a new random order every epoch, drawn
-    from the loader's rng, else from default_rng() (manual_seed makes it reproducible)."""
+    from the loader's rng, else from default_rng() (manual_seed makes it reproducible); the
+    batch sizes and len() as the student's own plain loader's (dataloader_batches' part)."""
     n, batch_size = 20, 6
+    own = own_plain(DataLoader, n, batch_size)
     label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size, shuffle=True)
-    orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
-    _shuffle_verdict(label, orders, n, batch_size)
+    orders = [_order(expect_batches(label, loader, reference, epoch=e, own=own))
+              for e in (1, 2, 3)]
+    _shuffle_verdict(label, orders, n, batch_size, sum(own[0]) if own else n)
     label, loader, reference = loader_twins(DataLoader, n, batch_size=batch_size, shuffle=True,
                                             drop_last=True)
-    orders = [_order(expect_batches(label, loader, reference, epoch=e)) for e in (1, 2, 3)]
+    own = own_plain(DataLoader, n, batch_size, drop_last=True)
+    orders = [_order(expect_batches(label, loader, reference, epoch=e, own=own))
+              for e in (1, 2, 3)]
     expect(all(len(set(o)) == len(o) for o in orders) and len({tuple(o) for o in orders}) == 3,
            f"{label}: each epoch should yield 18 distinct samples, in a new order every epoch.")
     _expect_seeded_orders(DataLoader, manual_seed)
@@ -208,7 +239,9 @@ def _shuffled_orders(DataLoader, seed: int | None, epochs: int = 2) -> list[list
     ``rng=default_rng(seed)`` (``seed`` None: no rng)."""
     kwargs = {} if seed is None else {"rng": np.random.default_rng(seed)}
     label, loader, reference = loader_twins(DataLoader, 20, batch_size=6, shuffle=True, **kwargs)
-    return [_order(expect_batches(label, loader, reference, epoch=e)) for e in range(1, epochs + 1)]
+    own = own_plain(DataLoader, 20, 6)
+    return [_order(expect_batches(label, loader, reference, epoch=e, own=own))
+            for e in range(1, epochs + 1)]
 
 
 def _expect_seeded_orders(DataLoader, manual_seed) -> None:
@@ -244,9 +277,10 @@ def default_collate_fields(default_collate):
 
 
 # ----------------------------------------------------------------------------- TensorDataset
-def _expect_items(what: str, dataset, arrays: tuple[np.ndarray, ...]) -> None:
+def _expect_items(what: str, dataset, arrays: tuple[np.ndarray, ...], length: bool = True) -> None:
+    """len (``length``: tensor_dataset judges it) and the items of a TensorDataset."""
     n = len(arrays[0])
-    size = call(f"len({what})", len, dataset)
+    size = call(f"len({what})", len, dataset) if length else n
     hint = (f"\n  Likely mistake: that is the number of arrays; len() is the number of samples, "
             f"len(arrays[0])." if size == len(arrays) else "")
     expect(size == n, f"len({what}) is {size}, expected {n} samples.{hint}")
@@ -286,13 +320,14 @@ def tensor_dataset(TensorDataset):
 
 @check
 def tensor_dataset_arrays(TensorDataset):
-    """TensorDataset takes any number of arrays: (X,) and (X, y, w) samples."""
+    """TensorDataset takes any number of arrays: (X,) and (X, y, w) samples (len() is
+    tensor_dataset's to judge)."""
     rng = np.random.default_rng(1)
     X, y, w = rng.standard_normal((5, 2, 2)), np.arange(5), rng.random(5)
     for names, arrays in (("X", (X,)), ("X, y, w", (X, y, w))):
         dataset = call(f"TensorDataset({names})", TensorDataset, *(a.copy() for a in arrays))
         check_instance("TensorDataset", dataset)
-        _expect_items(f"TensorDataset({names})", dataset, arrays)
+        _expect_items(f"TensorDataset({names})", dataset, arrays, length=False)
 
 
 # ----------------------------------------------------------------------------- random_split
@@ -358,9 +393,10 @@ def random_split_partition(random_split, manual_seed):
 
 @check
 def random_split_fractions(random_split):
-    """Fractions summing to 1 become sizes; the remainder goes one by one to the first subsets."""
+    """Fractions summing to 1 become sizes; the remainder goes one by one to the first subsets
+    (how the samples are drawn into them is random_split_partition's to judge)."""
     for n, fractions, lengths in ((10, [0.8, 0.2], [8, 2]), (11, [0.5, 0.5], [6, 5]),
                                   (9, [0.7, 0.2, 0.1], [7, 2, 0])):
         what = f"random_split(<dataset of {n} samples>, {fractions})"
         subsets = call(what, random_split, index_dataset(random_split, n), fractions)
-        expect_partition(what, _split_indices(what, subsets, lengths), n)
+        _split_indices(what, subsets, lengths)

@@ -1,15 +1,20 @@
 """Checks of the student's Linear: forward, dL/dx, dL/dW and dL/db, accumulation, init."""
 from __future__ import annotations
 
+import contextlib
+import re
+from typing import Iterator
+
 import numpy as np
 
+from autograder.checks._calls import method
 from autograder.checks._modules import (
-    CASES, Case, expect_accumulation, expect_forward, expect_input_grad, expect_param_grads,
-    twins,
+    CASES, Case, expect_accumulation, expect_forward, expect_input_grad,
+    expect_param_grads, forward_pair, twins,
 )
 from course.testing.compare import as_array
 from course.testing.diagnose import close, not_summed, transposed, when
-from course.testing.failure import expect, fail
+from course.testing.failure import CheckFailure, expect, fail
 from autograder.registry import check
 from autograder.sandbox import call
 from minitorch_ref import nn as ref
@@ -67,31 +72,94 @@ def linear_forward(Linear):
         expect_forward("Linear(bias=False)", student, reference, x, case)
 
 
+def _bias_free(Linear, case: Case, out: int):
+    """Twins of the case's layer without a bias (the same weight: it is drawn first)."""
+    return twins("Linear", Linear, ref.Linear, case.features, out, bias=False,
+                 params=("weight",), seed=case.seed)
+
+
 @check
 def linear_backward_input(Linear):
-    """dL/dx = grad_output @ W.T, returned by backward."""
-    for case, student, reference, x, grad_output in _layers(Linear):
-        expect_input_grad("Linear", student, reference, x, grad_output, case, INPUT_SIGNATURES)
+    """dL/dx = grad_output @ W.T, returned by backward. dL/dx does not involve the bias: when
+    only the bias gradient raises, dL/dx is judged on the same layer without a bias."""
+    for (case, student, reference, x, grad_output), out in zip(_layers(Linear), OUT):
+        try:
+            expect_input_grad("Linear", student, reference, x, grad_output, case,
+                              INPUT_SIGNATURES)
+        except CheckFailure as failure:
+            if not _raised(failure):
+                raise
+            with _or_else(failure):
+                expect_input_grad("Linear(bias=False)", *_bias_free(Linear, case, out), x,
+                                  grad_output, case, INPUT_SIGNATURES)
+
+
+@contextlib.contextmanager
+def _or_else(failure: CheckFailure) -> Iterator[None]:
+    """The block judges the layer without a bias; if its backward raises too, ``failure`` (the
+    biased layer's) stands."""
+    try:
+        yield
+    except CheckFailure as other:
+        if _raised(other):
+            raise failure from None
+        raise
+
+
+RAISED = re.compile(r"^Linear(\(bias=False\))?\.(forward|backward) raised ")
+
+
+def _raised(failure: CheckFailure) -> bool:
+    """Whether a failure is the student's forward or backward raising (not a wrong value)."""
+    return RAISED.match(str(failure)) is not None
+
+
+def _bias_hint(failure: CheckFailure, n: int) -> str:
+    """What a backward that raises only with a bias got wrong."""
+    if "broadcast" in str(failure) and f"({n},)" in str(failure):
+        return ("dL/db is summed over the wrong axis: grad_output has shape (N, out_features) "
+                "and dL/db = grad_output.sum(axis=0), of shape (out_features,); summing over "
+                "axis 1 gives one number per example, shape (N,).")
+    return ("the same layer without a bias runs, so the bias gradient raised: dL/db = "
+            "grad_output.sum(axis=0), of shape (out_features,).")
 
 
 @check
 def linear_backward_params(Linear):
     """dL/dW = X.T @ grad_output and dL/db = sum over the batch, stored in .grad."""
-    for case, student, reference, x, grad_output in _layers(Linear):
-        expect_param_grads("Linear", student, reference, x, grad_output, case,
-                           {"weight": WEIGHT_SIGNATURES, "bias": BIAS_SIGNATURES})
+    for (case, student, reference, x, grad_output), out in zip(_layers(Linear), OUT):
+        try:
+            expect_param_grads("Linear", student, reference, x, grad_output, case,
+                               {"weight": WEIGHT_SIGNATURES, "bias": BIAS_SIGNATURES})
+        except CheckFailure as failure:
+            if not _raised(failure):
+                raise
+            student, _ = _bias_free(Linear, case, out)
+            with _or_else(failure):
+                forward_pair("Linear", student, ref.Linear(case.features, out), x)
+                call("Linear.backward", method(student, "backward"), grad_output.copy())
+            fail(f"{failure}\n  Likely mistake: {_bias_hint(failure, len(x))}")
 
 
 @check
 def linear_grad_accumulates(Linear):
-    """Two backward passes without zero_grad add their gradients (PyTorch's semantics)."""
+    """Two backward passes without zero_grad add their gradients (PyTorch's semantics): each
+    .grad is twice the student's own gradient of one pass, right or wrong (when only the bias
+    gradient raises, the weight's is judged on the layer without a bias)."""
     case, out = CASES[0], OUT[0]
-    student, reference = twins("Linear", Linear, ref.Linear, case.features, out,
-                               params=PARAMS, seed=case.seed)
     x, grad_output = case.inputs(out)
-    expect_accumulation("Linear", student, reference, x, grad_output, PARAMS)
-
-
+    student, once = (twins("Linear", Linear, ref.Linear, case.features, out, params=PARAMS,
+                           seed=case.seed)[0] for _ in range(2))
+    try:
+        expect_accumulation("Linear", student, once, x, grad_output, PARAMS,
+                            "linear_backward_params")
+    except CheckFailure as failure:
+        if not _raised(failure):
+            raise
+        with _or_else(failure):
+            expect_accumulation("Linear(bias=False)", _bias_free(Linear, case, out)[0],
+                                _bias_free(Linear, case, out)[0], x, grad_output, PARAMS,
+                                "linear_backward_params")
 @check
 def linear_init(Linear):
     """Weights and bias drawn from U(-1/sqrt(in_features), 1/sqrt(in_features)), shape (in, out),

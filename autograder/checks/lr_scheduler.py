@@ -14,21 +14,25 @@ or ``check.step_lr_schedule(StepLR, SGD, Parameter)``.
 """
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from autograder.checks._calls import Script
 from autograder.checks._optim_twins import Twins, checked_groups
-from autograder.remote.doubles import SCHEDULES, Lambda, halving
+from autograder.remote.doubles import DOUBLES, SCHEDULES, Lambda, halving
 from autograder.remote.proxy import Remote
 from course.testing.compare import as_array
 from course.testing.diagnose import Signature, close, diagnose, when
-from course.testing.failure import fail
+from course.testing.failure import CheckFailure, fail
 from autograder.integrity import check_instance
 from autograder.registry import check
 from autograder.sandbox import call
+from minitorch_ref import nn
+from minitorch_ref import optim as ref_optim
 from minitorch_ref.optim import lr_scheduler as ref
 
 STEPS = 25
@@ -78,10 +82,11 @@ def _window(values: np.ndarray, t: int) -> str:
 
 
 def expect_rates(label: str, what: str, got: np.ndarray, expected: np.ndarray,
-                 signatures: tuple[Signature, ...] = ()) -> None:
+                 signatures: tuple[Signature, ...] = (), blame: str = "step") -> None:
     """Every group's rate sequence must match; report the first wrong step of a group.
 
-    ``what`` names the rate, with ``{i}`` for the group index.
+    ``what`` names the rate, with ``{i}`` for the group index; ``blame`` the code a rate off
+    by one step comes from: the base class's ``step`` or a schedule's ``lr_at``.
     """
     for group in range(expected.shape[1]):
         g, e = got[:, group], expected[:, group]
@@ -92,26 +97,43 @@ def expect_rates(label: str, what: str, got: np.ndarray, expected: np.ndarray,
         lines = [f"{label}: {what.format(i=group)} is wrong {_when(t)}: got {g[t]:.6g}, "
                  f"expected {e[t]:.6g}.",
                  f"  expected {_window(e, t)}", f"  got      {_window(g, t)}"]
-        hint = diagnose(g, e, signatures + _shift_signatures())
+        hint = diagnose(g, e, signatures + _shift_signatures(blame))
         if hint:
             lines.append(f"  Likely mistake: {hint}")
         fail("\n".join(lines))
 
 
-def _shift_signatures() -> tuple[Signature, ...]:
+SHIFTED = {
+    "step": {
+        "lags": "your rates are one step late. Construction performs step 0 (the given "
+                "__init__ calls self.step() with last_epoch = -1): step() must first increment "
+                "last_epoch, then compute the rates for it.",
+        "ahead": "your rates are one step early: step() computes the rate of the epoch after "
+                 "last_epoch. Increment last_epoch first, then compute the rates for it.",
+    },
+    "lr_at": {
+        "lags": "lr_at(base_lr, epoch) gives the rate of the epoch before: epochs count from 0, "
+                "and lr_at(base_lr, 0) is the rate right after construction. (Construction "
+                "and step() are right: a test schedule on your class steps right.)",
+        "ahead": "lr_at(base_lr, epoch) gives the rate of the epoch after: epochs count from 0, "
+                 "and lr_at(base_lr, 0) is the rate right after construction, usually base_lr. "
+                 "(Construction and step() are right: a test schedule on your class steps "
+                 "right.)",
+    },
+}
+
+
+def _shift_signatures(blame: str = "step") -> tuple[Signature, ...]:
     def changes(e):
         return not close(e[1:], e[:-1])
     return (
-        when("lags", lambda g, e: changes(e) and close(g[1:], e[:-1]),
-             "your rates are one step late. Construction performs step 0: set last_epoch = -1 "
-             "and call self.step() at the end of __init__, and let step() first increment "
-             "last_epoch, then compute the rate for it."),
-        when("ahead", lambda g, e: changes(e) and close(g[:-1], e[1:]),
-             "your rates are one step early: the epoch counter starts at 0 and construction "
-             "moves it to 1. Start from last_epoch = -1, so that step 0 is epoch 0."),
+        when("lags", lambda g, e: changes(e) and close(g[1:], e[:-1]), SHIFTED[blame]["lags"]),
+        when("ahead", lambda g, e: changes(e) and close(g[:-1], e[1:]), SHIFTED[blame]["ahead"]),
         when("constant", lambda g, e: close(g, np.full_like(e, g[0])),
              "the rate never changes: step() must increment self.last_epoch, compute the "
-             "rates for it and write them into every optimizer.param_groups[i]['lr']."),
+             "rates for it and write them into every optimizer.param_groups[i]['lr']."
+             if blame == "step" else "the rate never changes: lr_at(base_lr, epoch) must "
+             "depend on the epoch."),
     )
 
 
@@ -120,18 +142,135 @@ def expect_schedule(name: str, scheduler_cls: type, SGD: type, Parameter: type |
                     kwargs: dict, steps: int = STEPS, lrs: tuple[float, ...] = (BASE_LR,),
                     signatures: tuple[Signature, ...] = (), reference: type | None = None) -> None:
     """The student's scheduler on the student's SGD against the reference (``ref.<name>``
-    unless given), ``steps`` steps."""
-    layout = None if len(lrs) == 1 else [((i,), {"lr": lr}) for i, lr in enumerate(lrs)]
-    twins = Twins.build("SGD", SGD, Parameter, [np.zeros(2) for _ in lrs], dict(lr=lrs[0]), layout)
-    label = _label(name, kwargs)
-    student = call(label, scheduler_cls, twins.student, **_handed(scheduler_cls, kwargs))
-    check_instance(name, student, allowed=[twins.student, *twins.student_params, *kwargs.values()])
-    reference = (reference or getattr(ref, name))(twins.ref, **kwargs)
-    got_rates, got_last = _record(label, student, twins.student, steps)
-    rates, last = _record(label, reference, twins.ref, steps)
-    expect_rates(label, "optimizer.param_groups[{i}]['lr']", got_rates, rates,
-                 signatures + _not_written(got_last, last))
-    expect_rates(label, "get_last_lr()[{i}]", got_last, last, signatures + _stale_last_lr())
+    unless given), ``steps`` steps. A schedule (not given ``reference``) leans on the stepping
+    its base class gives it, lr_scheduler_step's part: when its rates are wrong, it is judged
+    by its own part, lr_at (``_own_part``)."""
+    schedule = Schedule(name, scheduler_cls, SGD, Parameter, kwargs, steps, lrs)
+    expected = _expected(reference or getattr(ref, name), kwargs, steps, lrs)
+    try:
+        schedule.expect(expected, signatures)
+    except CheckFailure as failure:
+        if reference is not None:
+            raise
+        _own_part(schedule, expected, signatures, failure)
+
+
+def _expected(reference: type, kwargs: dict, steps: int,
+              lrs: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The reference scheduler's rates and get_last_lr() on an optimizer with groups ``lrs``."""
+    optimizer = ref_optim.SGD([{"params": [nn.Parameter(np.zeros(2))], "lr": lr} for lr in lrs],
+                              lr=lrs[0])
+    return _record(_label(reference.__name__, kwargs), reference(optimizer, **kwargs), optimizer,
+                   steps)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The student's scheduler ``cls(optimizer, **kwargs)`` on an optimizer of the student's
+    SGD, built when first needed, and what it does."""
+
+    name: str
+    cls: type
+    SGD: type
+    Parameter: type | None
+    kwargs: dict
+    steps: int
+    lrs: tuple[float, ...] = (BASE_LR,)
+
+    @property
+    def label(self) -> str:
+        return _label(self.name, self.kwargs)
+
+    @functools.cached_property
+    def built(self) -> tuple[object, object]:
+        """The student's scheduler and the optimizer it drives."""
+        layout = (None if len(self.lrs) == 1 else
+                  [((i,), {"lr": lr}) for i, lr in enumerate(self.lrs)])
+        twins = Twins.build("SGD", self.SGD, self.Parameter, [np.zeros(2) for _ in self.lrs],
+                            dict(lr=self.lrs[0]), layout)
+        scheduler = call(self.label, self.cls, twins.student, **_handed(self.cls, self.kwargs))
+        check_instance(self.name, scheduler, allowed=[twins.student, *twins.student_params,
+                                                      *self.kwargs.values()])
+        return scheduler, twins.student
+
+    @functools.cached_property
+    def recorded(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rates and get_last_lr() after construction and each step (stepped once)."""
+        return _record(self.label, *self.built, self.steps)
+
+    def expect(self, expected: tuple[np.ndarray, np.ndarray], signatures: tuple[Signature, ...],
+               blame: str = "step") -> None:
+        (rates, last), (got_rates, got_last) = expected, self.recorded
+        expect_rates(self.label, "optimizer.param_groups[{i}]['lr']", got_rates, rates,
+                     signatures + _not_written(got_last, last), blame)
+        expect_rates(self.label, "get_last_lr()[{i}]", got_last, last,
+                     signatures + _stale_last_lr(), blame)
+
+    def subclass(self, double: str) -> Schedule:
+        """The same schedule on a test subclass of the student's (``doubles.DOUBLES``)."""
+        cls = (self.cls._session.send("double", double, self.cls)
+               if isinstance(self.cls, Remote) else DOUBLES[double](self.cls))
+        return replace(self, name=f"{cls.__name__}({self.name})", cls=cls)
+
+    def steps_right(self) -> bool:
+        """Whether the stepping the schedule inherits (construction, step(), get_last_lr())
+        is right: the schedule's test subclass whose lr_at halves the rate every epoch must
+        step as the reference's does."""
+        halving = replace(self.subclass("halving"), steps=HALVING_STEPS, lrs=(BASE_LR,))
+        try:
+            rates, last = halving.recorded
+        except CheckFailure:
+            return False
+        expected = BASE_LR * 0.5 ** np.arange(HALVING_STEPS + 1)[:, None]
+        return close(rates, expected) and close(last, expected)
+
+    def own_rates(self) -> np.ndarray:
+        """The first group's rate at every epoch as the student's code gives it: stepped, if
+        the stepping is right, else lr_at called directly."""
+        return self.recorded[0][:, 0] if self.steps_right() else self.lr_at()
+
+    def lr_at(self) -> np.ndarray:
+        """``lr_at(BASE_LR, epoch)`` for every epoch, called directly on the schedule's test
+        subclass whose step() does nothing (so that the student's step() never runs)."""
+        scheduler, _ = self.subclass("still").built
+        lr_at = call(f"{self.label}.lr_at", getattr, scheduler, "lr_at")
+        script = Script(scheduler)
+        for epoch in range(self.steps + 1):
+            script.call(f"{self.label}.lr_at({BASE_LR}, {epoch})", lr_at, BASE_LR, epoch)
+        values = script.finish()
+        try:
+            return np.array([float(v) for v in values])
+        except (TypeError, ValueError):
+            fail(f"{self.label}.lr_at(base_lr, epoch) should return a number, got "
+                 f"{values[0]!r:.60}.")
+
+
+HALVING_STEPS = 8
+
+
+def _own_part(schedule: Schedule, expected: tuple[np.ndarray, np.ndarray],
+              signatures: tuple[Signature, ...], failure: CheckFailure) -> None:
+    """A schedule whose rates are wrong: if the stepping it inherits is right, lr_at is what
+    is wrong, and the failure says so; else lr_at, called directly for every epoch, decides
+    (the stepping is lr_scheduler_step's to judge)."""
+    if schedule.steps_right():
+        if "recorded" in vars(schedule):
+            schedule.expect(expected, signatures, blame="lr_at")
+        raise failure
+    try:
+        got = schedule.lr_at()
+    except CheckFailure:
+        raise failure from None
+    wanted = expected[0][:, 0]
+    if close(got, wanted):
+        return
+    try:
+        expect_rates(schedule.label, f"lr_at({BASE_LR}, epoch)", got[:, None], wanted[:, None],
+                     signatures, "lr_at")
+    except CheckFailure as wrong:
+        raise CheckFailure(f"{failure}\n  Your base class's step() is wrong too: a test "
+                           "schedule on your class steps wrong (lr_scheduler_step judges it; "
+                           f"fix it first). Called directly, lr_at gives:\n  {wrong}") from None
 
 
 def _handed(scheduler_cls: type, kwargs: dict) -> dict:
@@ -271,9 +410,33 @@ def cosine_annealing_lr_schedule(CosineAnnealingLR, SGD, Parameter=None):
 
 @check
 def cosine_annealing_lr_past_t_max(CosineAnnealingLR, SGD, Parameter=None):
-    """Past T_max the cosine continues and rises again, as in PyTorch (25 steps, T_max=8)."""
-    configs = [(dict(T_max=8, eta_min=0.01), cosine_hints)]
-    expect_configs("CosineAnnealingLR", CosineAnnealingLR, SGD, Parameter, configs)
+    """Past T_max the cosine continues and rises again, as in PyTorch (25 steps, T_max=8).
+    While the rates up to T_max are wrong (the other cosine cell's part), the student's own
+    cosine must rise again after its minimum, as it fell."""
+    kwargs = dict(T_max=8, eta_min=0.01)
+    try:
+        expect_schedule("CosineAnnealingLR", CosineAnnealingLR, SGD, Parameter, kwargs,
+                        signatures=cosine_hints(**kwargs))
+    except CheckFailure as failure:
+        schedule = Schedule("CosineAnnealingLR", CosineAnnealingLR, SGD, Parameter, kwargs, STEPS)
+        rates = _expected(ref.CosineAnnealingLR, kwargs, STEPS, (BASE_LR,))[0][:, 0]
+        try:
+            own = schedule.own_rates()
+        except CheckFailure:
+            raise failure from None
+        up_to = kwargs["T_max"] + 1
+        if close(own[:up_to], rates[:up_to]) or not _mirrored(own):
+            raise
+
+
+def _mirrored(rates: np.ndarray) -> bool:
+    """Whether ``rates`` fall to a minimum and rise again as they fell (the cosine past its
+    minimum, whatever its period or phase), for at least two epochs on each side."""
+    low = int(np.argmin(rates))
+    span = min(low, len(rates) - 1 - low)
+    if span < 2 or not rates[low + 1] > rates[low] + 1e-12:
+        return False
+    return close(rates[low + 1:low + span + 1], rates[low - 1::-1][:span])
 
 
 # ----------------------------------------------------------------------------- LambdaLR

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from autograder.checks._calls import Script, kept_attribute
+from autograder.checks._optim_own import Own, OwnGroups, Part, judge, l2
 from autograder.checks._optim_twins import (
     Mistake, PROBLEMS, Step, Twins, decay_mistakes, expect_configs, expect_steps, param_groups,
 )
@@ -58,7 +59,8 @@ SGD_MISTAKES = (
 @check
 def sgd_step(SGD, Parameter=None):
     """Plain SGD, ``w <- w - lr * g``, with two learning rates, over several steps."""
-    expect_configs("SGD", SGD, Parameter, [dict(lr=0.1), dict(lr=0.5)], SGD_MISTAKES)
+    expect_configs("SGD", SGD, Parameter, [dict(lr=0.1), dict(lr=0.5)], SGD_MISTAKES,
+                   in_place=True)
 
 
 @check
@@ -71,10 +73,12 @@ def sgd_momentum(SGD, Parameter=None):
 
 @check
 def sgd_weight_decay(SGD, Parameter=None):
-    """L2 weight decay, ``g + weight_decay * w``, alone and with (Nesterov) momentum."""
+    """L2 weight decay, ``g + weight_decay * w``, alone and with (Nesterov) momentum (judged
+    against the student's own SGD without decay when that is wrong: sgd_momentum's part)."""
     configs = [dict(lr=0.1, weight_decay=0.1), dict(lr=0.1, momentum=0.9, weight_decay=0.05),
                dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1)]
-    expect_configs("SGD", SGD, Parameter, configs, SGD_MISTAKES)
+    expect_configs("SGD", SGD, Parameter, configs, SGD_MISTAKES,
+                   judge("SGD", SGD, Parameter, l2("sgd_momentum")))
 
 
 def with_group(s: Step, **changes) -> Step:
@@ -112,11 +116,20 @@ def optimizer_zero_grad(SGD, Parameter=None):
         expect_close(f"{what}.data", param.data, w, "zero_grad() must not change the weights")
 
 
+RATES = {3: 0.02, 5: 0.3}   # written into param_groups[0]['lr'] before those steps
+
+
+def _rate(t: int, first: float) -> float:
+    """The rate of step ``t`` when ``RATES`` are written into the group, ``first`` before."""
+    return next((lr for step, lr in sorted(RATES.items(), reverse=True) if t >= step), first)
+
+
 @check
 def optimizer_lr_from_param_groups(SGD, Parameter=None):
-    """param_groups[0]['lr'] holds the rate, and step() reads it anew at every step."""
+    """param_groups[0]['lr'] holds the rate, and step() reads it anew at every step (judged
+    against the student's own SGD stepped by each rate when its step is wrong: sgd_step's)."""
     problem = PROBLEMS[0]
-    twins = Twins.build("SGD", SGD, Parameter, problem.initial(), dict(lr=0.1, momentum=0.9))
+    twins = Twins.build("SGD", SGD, Parameter, problem.initial(), dict(lr=0.1))
     groups = param_groups(twins.label, twins.student)
     expect(len(groups) == 1 and groups[0]["lr"] == 0.1,
            f"{twins.label}.param_groups should be one group with 'lr': 0.1 for a plain list of "
@@ -125,12 +138,17 @@ def optimizer_lr_from_param_groups(SGD, Parameter=None):
                     "step() used the learning rate given to the constructor, not "
                     "param_groups[i]['lr']. Schedulers change the rate there, so read "
                     "group['lr'] at every step.")
-    expect_steps(twins, problem, (stale,) + SGD_MISTAKES, new_rates={3: 0.02, 5: 0.3})
+    rates = Part("reading param_groups[0]['lr'] at every step", {"lr": 1.0}, "sgd_step",
+                 gradient=lambda g, w, group, t: _rate(t, 0.1) * g)
+    expect_steps(twins, problem, (stale,) + SGD_MISTAKES, new_rates=RATES,
+                 own=Own("SGD", SGD, Parameter, dict(lr=0.1), rates))
 
 
 @check
 def optimizer_param_groups(SGD, Parameter=None):
-    """Dict groups {'params': [...], 'lr': ...}: a group's keys override the constructor's."""
+    """Dict groups {'params': [...], 'lr': ...}: a group's keys override the constructor's
+    (each group judged against the student's own SGD with its settings when the steps are
+    wrong: sgd_step's and sgd_momentum's)."""
     problem, defaults = PROBLEMS[0], dict(lr=0.1)
     layout = [((0, 1), {"lr": 0.01}), ((2,), {"momentum": 0.9})]
     twins = Twins.build("SGD", SGD, Parameter, problem.initial(), defaults, layout)
@@ -144,4 +162,5 @@ def optimizer_param_groups(SGD, Parameter=None):
                       "the group's own settings are ignored: a key in a group dict ('lr', "
                       "'momentum') overrides the constructor's value for that group; the "
                       "constructor's values only fill in the keys a group lacks.")
-    expect_steps(twins, problem, (ignored,) + SGD_MISTAKES)
+    expect_steps(twins, problem, (ignored,) + SGD_MISTAKES,
+                 own=OwnGroups("SGD", SGD, Parameter, defaults, layout))

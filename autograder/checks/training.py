@@ -1,5 +1,5 @@
-"""Checks of unit 9's training loop: ``train_epoch``, ``evaluate`` and ``fit``, judged by what
-they compute.
+"""Checks of unit 9's training loop: ``train_epoch`` and ``evaluate``, judged by what they
+compute (``fit``'s checks: ``training_fit``).
 
 The student's function drives a network, loss and SGD of the notebook's own classes (passed
 to the check with the function) wrapped in spies (``_spies``), over batches of 4, 4 and 2
@@ -16,10 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder import testimony
-from autograder.checks._calls import kept_call
-from autograder.checks._spies import (
-    HISTORY_KEYS, LR, Run, Twin, expect_same_parameters,
-)
+from autograder.checks._spies import Run, Twin, expect_same_parameters
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import expect_close
@@ -27,7 +24,6 @@ from course.testing.diagnose import close
 from course.testing.failure import expect
 
 ZERO_GRAD = ("optimizer.zero_grad", "model.zero_grad")
-EPOCHS = 3
 
 
 def _pair(what: str, result: object) -> tuple[float, float]:
@@ -146,95 +142,3 @@ def evaluate_mode(evaluate, Sequential=None, Linear=None, ReLU=None,
            f"evaluate returned the accuracy {accuracy:g}: the number of correct predictions. "
            f"Return the share, between 0 and 1 (expected {share:g}).")
     expect_close("the accuracy returned by evaluate", accuracy, share, "argmax(logits) == y")
-
-
-def _fit(fit, run: Run, epochs: int, **kwargs) -> tuple[dict, object]:
-    """The history fit returns (one value per epoch in each of its lists), and that very
-    object (a handle, graded from outside)."""
-    returned, read = kept_call(f"fit(model, train_loader, criterion, optimizer, epochs={epochs}, "
-                               "...)", fit, run.model, run.loader, run.criterion, run.optimizer,
-                               epochs, **kwargs)
-    history = read()
-    expect(isinstance(history, dict) and set(HISTORY_KEYS) <= set(history), "fit should return "
-           f"a dict with all four keys train_loss, test_loss, train_acc, test_acc, got "
-           f"{history!r:.200}")
-    tested = kwargs.get("test_data") is not None
-    for key in HISTORY_KEYS:
-        values, expected = history[key], epochs if tested or key.startswith("train") else 0
-        expect(isinstance(values, list) and len(values) == expected, f"history['{key}'] holds "
-               f"{values!r:.80} after {epochs} epochs{'' if tested else ' without test_data'}: "
-               f"{'append one value per epoch' if expected else 'it stays empty'}.")
-    return history, returned
-
-
-def _order_mistake(run: Run) -> str | None:
-    """What the log says went wrong in the order of an epoch's parts, if it says anything."""
-    batches, losses = len(run.batches), run.losses()
-    if not all(c.training for c, trained in losses if trained):
-        return ("Likely mistake: a training batch after an evaluation ran in evaluation mode: "
-                "train_epoch must call model.train().")
-    pattern = ["train" if trained else "test" for _, trained in losses]
-    if pattern != (["train"] * batches + ["test"]) * EPOCHS:
-        return (f"Likely mistake: the losses were computed in the order {pattern}; expected per "
-                f"epoch {batches} training batches, then one evaluation on test_data after the "
-                "epoch's training.")
-    steps = [c.who for c in run.log if c.method == "step" and c.who != "callback"]
-    if "scheduler" in steps and steps != (["optimizer"] * batches + ["scheduler"]) * EPOCHS:
-        return (f"Likely mistake: the optimizer and scheduler steps came in the order {steps}; "
-                "the scheduler steps once per epoch, after that epoch's optimizer steps.")
-    return None
-
-
-def _expect_history(history: dict, expected: dict, where: str) -> None:
-    for key in HISTORY_KEYS:
-        for epoch, value in enumerate(expected[key]):
-            expect_close(f"history['{key}'][{epoch}]", history[key][epoch], value,
-                         f"epoch {epoch + 1} {where}")
-
-
-@check(hears=("log",))
-def fit_history(fit, Sequential=None, Linear=None, ReLU=None,
-                CrossEntropyLoss=None, SGD=None):
-    """One entry per epoch: the epoch's size-weighted training loss and accuracy, then the
-    loss and accuracy on test_data evaluated after that epoch, as the reference's fit from
-    the same start; empty test lists without test_data."""
-    framework = (Sequential, Linear, ReLU, CrossEntropyLoss, SGD)
-    run = Run(framework)
-    test_data = (run.X[:6] + 0.5, run.y[:6])
-    history, _ = _fit(fit, run, EPOCHS, test_data=test_data)
-    with testimony.explain(lambda: _order_mistake(run)):
-        _expect_history(history, Twin(run).fit(EPOCHS, test_data), "of fit")
-    run = Run(framework, batch_size=5)
-    history, _ = _fit(fit, run, 2)
-    _expect_history(history, Twin(run).fit(2), "of fit without test_data")
-
-
-@check(hears=("log",))
-def fit_callbacks(fit, Sequential=None, Linear=None, ReLU=None,
-                  CrossEntropyLoss=None, SGD=None):
-    """With a scheduler that halves the learning rate and a callback that writes the rate it
-    sees into the history: the history and weights of the reference's fit, the scheduler
-    stepped once per epoch after its optimizer steps, then callback(history), with the dict
-    fit returns."""
-    run = Run((Sequential, Linear, ReLU, CrossEntropyLoss, SGD))
-    scheduler = call("a scheduler", run.double.scheduler)
-    callback = call("a callback", run.double.callback)
-    test_data = (run.X[:6], run.y[:6])
-    history, _ = _fit(fit, run, EPOCHS, test_data=test_data, scheduler=scheduler,
-                      callback=callback)
-    twin = Twin(run)
-    expected = twin.fit(EPOCHS, test_data, scheduler=True, callback=True)
-    with testimony.explain(lambda: _order_mistake(run)):
-        _expect_history(history, expected, "of fit with a scheduler")
-        expect_same_parameters("fit", run, twin, f"{EPOCHS} epochs, the rate halved after each")
-    rates = history.get("lr")
-    expect(isinstance(rates, list), "callback(history) should be called after every epoch with "
-           "the history dict that fit returns (the same object, updated), not a copy: the test "
-           "callback writes the learning rate it sees into history['lr'], and the history fit "
-           "returned has no such list.")
-    expect(len(rates) == EPOCHS, f"callback(history) should be called once after every epoch; "
-           f"it was called {len(rates)} times in {EPOCHS} epochs.")
-    expect(close(np.array(rates, dtype=float), expected["lr"]), f"the callback saw the "
-           f"learning rates {rates}, expected {expected['lr']}: call callback(history) after the "
-           "scheduler's step, so that a callback reading the learning rate sees the next "
-           f"epoch's (it starts at {LR} and halves after every epoch).")

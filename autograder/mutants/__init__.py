@@ -3,7 +3,9 @@
 Each family module defines ``MUTANTS``: ``Mutant(name, target, cls, diagnosis)``,
 where ``target`` is the class it stands in for (the name checks use for their
 parameters) and ``diagnosis`` a phrase the failure message must contain, or
-None when no signature applies (the mutant must still be caught). A module may
+None when no signature applies (the mutant must still be caught). A mutant costs
+the one hidden cell of its part in its own notebook (``autograder.audit_cells``);
+``also`` lists the deliberate exceptions, each cell with its reason. A module may
 also define ``VARIANTS``: implementations that compute the right values another
 way (PyTorch's idioms), or whose only flaw shows in what the kernel reports about
 itself (a warning, a count of calls), which decides no point: every check must
@@ -23,6 +25,9 @@ class Mutant:
     cls: type
     diagnosis: str | None
     bug: str
+    # One mistake costs one cell: the cells of its own unit a mutant fails beyond the one of
+    # its part, each with the reason (tests/autograder/test_cascade.py holds every mutant to it).
+    also: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

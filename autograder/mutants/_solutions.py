@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from minitorch_ref import nn
+from minitorch_ref.optim import lr_scheduler
 from minitorch_ref.autograd import Tensor
 from autograder.notebooks.sync import reference_code
 from autograder.notebooks.units import Unit, is_solution, read
@@ -23,13 +24,15 @@ from autograder.notebooks.units import Unit, is_solution, read
 FUNCTIONS = {
     "01_setup": ("affine", "standardize", "pairwise_sq_distances"),
     "06_sequential": ("GaussianNoise", "Standardize"),
-    "09_training": ("train_epoch", "evaluate", "fit"),
+    "09_training": ("train_epoch", "evaluate", "fit", "StepLR", "ExponentialLR", "LambdaLR",
+                    "LinearLR", "CosineAnnealingLR", "WarmupCosineLR"),
     "11_capstone": ("confusion_matrix",),
     "12_autograd": ("cross_entropy", "TensorMLP"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
                              "default_rng": np.random.default_rng},
+           "09_training": {"LRScheduler": lr_scheduler.LRScheduler},
            "12_autograd": {"Tensor": Tensor}}
 # Units whose classes above are given, read-only, rather than written by the student.
 PROVIDED = ("06_sequential",)
@@ -37,21 +40,39 @@ PROVIDED = ("06_sequential",)
 
 @functools.cache
 def _namespace(unit: str) -> dict[str, object]:
+    return _executed(unit, {})
+
+
+def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
     """The unit's solution (or, in ``PROVIDED`` units, read-only) cells that define its graded
-    functions, run in one namespace."""
+    functions, run in one namespace holding ``given`` (a base class they subclass), which
+    stays there (what their code looks up when called, e.g. the ``train_epoch`` that ``fit``
+    calls, over the cells' own)."""
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
-                                    **GLOBALS.get(unit, {})}
+                                    **GLOBALS.get(unit, {}), **given}
     for cell in read(Unit(unit).source).cells:
         if cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED) \
                 and defines.search(cell.source):
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
+    namespace.update(given)
     return namespace
+
+
+def _unit_of(name: str) -> str:
+    for unit, names in FUNCTIONS.items():
+        if name in names:
+            return unit
+    raise LookupError(f"no notebook solution named {name!r}")
 
 
 def solution(name: str) -> object:
     """The source notebook's solution of the function (or class) ``name``; LookupError if none."""
-    for unit, names in FUNCTIONS.items():
-        if name in names:
-            return _namespace(unit)[name]
-    raise LookupError(f"no notebook solution named {name!r}")
+    return _namespace(_unit_of(name))[name]
+
+
+def solution_with(name: str, **given: object) -> object:
+    """The solution of ``name`` from a fresh run of its unit's cells in which the names
+    ``given`` are replaced: ``solution_with("fit", train_epoch=buggy)`` is a ``fit`` that
+    calls ``buggy``, as a notebook's fit calls the notebook's own train_epoch."""
+    return _executed(_unit_of(name), given)[name]

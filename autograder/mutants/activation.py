@@ -8,6 +8,13 @@ from autograder.mutants import Mutant, Variant
 from minitorch_ref import nn
 
 
+def _twice(backward: str, float32: str, how: str) -> tuple[tuple[str, str], ...]:
+    """The cells a forward mistake written in backward too costs beyond the forward's."""
+    return ((backward, f"backward {how}: the mistake is written twice"),
+            (float32, "float32 is judged on a forward that is right in float64, and this one "
+                      "is not"))
+
+
 def _quiet():
     """The unstable mutants overflow on purpose; keep the audit's output clean."""
     return np.errstate(over="ignore", invalid="ignore", divide="ignore")
@@ -180,7 +187,11 @@ MUTANTS = [
     Mutant("relu_float64_derivative", "ReLU", ReLUFloat64Derivative, "keep the input's dtype",
            "mask.astype(float): dL/dx float64 for a float32 input"),
     Mutant("relu_mask_from_output", "ReLU", ReLUMaskFromOutput, "your mask is always 1",
-           "mask output >= 0, which is always true"),
+           "mask output >= 0, which is always true",
+           also=(
+                 ('relu_backward_at_zero',
+                  'a mask built from the output, output >= 0, is 1 everywhere: no kink is '
+                  'left whose value at 0 the edge-case cell could judge'),)),
     Mutant("relu_forward_in_place", "ReLU", ReLUInPlace, "in place",
            "forward zeroes the negative entries of the input array itself"),
     Mutant("leaky_relu_no_slope_in_backward", "LeakyReLU", LeakyReLUNoSlopeInBackward,
@@ -188,7 +199,9 @@ MUTANTS = [
     Mutant("leaky_relu_grad_one_at_zero", "LeakyReLU", LeakyReLUGradOneAtZero, "not `x >= 0`",
            "mask x >= 0: dL/dx = grad_output at exactly x = 0, not negative_slope * grad_output"),
     Mutant("leaky_relu_fixed_slope", "LeakyReLU", LeakyReLUFixedSlope, "hard-coded to 0.01",
-           "negative_slope argument ignored, 0.01 everywhere"),
+           "negative_slope argument ignored, 0.01 everywhere",
+           also=_twice("leaky_relu_backward", "leaky_relu_float32",
+                       "hard-codes the same slope")),
     Mutant("sigmoid_derivative_of_input", "Sigmoid", SigmoidDerivativeOfInput, "uses the input x",
            "sigmoid' = x * (1 - x)"),
     Mutant("sigmoid_derivative_missing_one_minus", "Sigmoid", SigmoidDerivativeMissingOneMinus,
@@ -204,9 +217,13 @@ MUTANTS = [
     Mutant("tanh_unstable", "Tanh", TanhUnstable, "Use np.tanh",
            "tanh from exponentials: NaN at x = 1000"),
     Mutant("gelu_tanh_when_none", "GELU", GELUAlwaysTanh, "approximate='none' (the default)",
-           "tanh approximation when approximate='none'"),
+           "tanh approximation when approximate='none'",
+           also=_twice("gelu_backward", "gelu_float32",
+                       "differentiates the same wrong approximation")),
     Mutant("gelu_exact_when_tanh", "GELU", GELUAlwaysExact, "but approximate='tanh'",
-           "exact GELU when approximate='tanh'"),
+           "exact GELU when approximate='tanh'",
+           also=_twice("gelu_backward", "gelu_float32",
+                       "differentiates the same wrong approximation")),
     Mutant("gelu_derivative_missing_term", "GELU", GELUDerivativeMissingTerm, "product rule",
            "GELU' = Phi(x), the x * phi(x) term forgotten"),
     Mutant("softmax_unstable", "Softmax", SoftmaxUnstable, "Subtract the maximum",
@@ -214,9 +231,13 @@ MUTANTS = [
     Mutant("softmax_diagonal_jacobian", "Softmax", SoftmaxDiagonalJacobian, "diagonal",
            "dL/dx = g * y * (1 - y), the Jacobian's coupling ignored"),
     Mutant("softmax_ignores_dim", "Softmax", SoftmaxIgnoresDim, "instead of along dim=0",
-           "always normalises along the last axis"),
+           "always normalises along the last axis",
+           also=_twice("softmax_backward", "softmax_float32",
+                       "reduces along the same wrong axis")),
     Mutant("softmax_whole_array", "Softmax", SoftmaxWholeArray, "over the whole array",
-           "normalised by the sum of the whole batch"),
+           "normalised by the sum of the whole batch",
+           also=_twice("softmax_backward", "softmax_float32",
+                       "reduces over the same whole array")),
     Mutant("log_softmax_log_of_softmax", "LogSoftmax", LogSoftmaxOfSoftmax, "log(softmax(x))",
            "log(softmax(x)): -inf for large gaps"),
     Mutant("log_softmax_unstable", "LogSoftmax", LogSoftmaxUnstable, "Subtract the maximum",

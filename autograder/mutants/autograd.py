@@ -336,8 +336,8 @@ class LeafGradAssigned(MutantTensor):
 
 
 # ============================================================================ the catalogue
-def _function_mutant(name, target_fn, function, diagnosis, bug) -> Mutant:
-    return Mutant(name, "Tensor", with_function(target_fn, function), diagnosis, bug)
+def _function_mutant(name, target_fn, function, diagnosis, bug, also=()) -> Mutant:
+    return Mutant(name, "Tensor", with_function(target_fn, function), diagnosis, bug, also)
 
 
 def topological_order_without_visited(root):
@@ -348,7 +348,12 @@ def topological_order_without_visited(root):
 MUTANTS = [
     _function_mutant("tensor_broadcast_grad_not_summed", "Add", AddNotUnbroadcast,
                      "not summed over the broadcast dimensions",
-                     "a + b passes G unchanged to both inputs, whatever their shapes"),
+                     "a + b passes G unchanged to both inputs, whatever their shapes",
+                     also=(
+                           ('tensor_mlp',
+                            'tensor_mlp grades the Tensor on the network of units 3-5, whose '
+                            'bias is broadcast over the batch: a wrong rule there is a wrong '
+                            'network gradient (the loss comes as data and does not count)'),)),
     _function_mutant("tensor_unbroadcast_keeps_size_one_axes", "Add", AddSumsLeadingAxesOnly,
                      "axes of size 1", "unbroadcast sums the leading axes only"),
     _function_mutant("tensor_sub_sign_lost", "Sub", SubSignLost, "sign is flipped",
@@ -362,13 +367,31 @@ MUTANTS = [
     _function_mutant("tensor_log_divides_by_output", "Log", LogDividesByOutput,
                      "not by the output log(x)", "d log(x)/dx = 1/log(x)"),
     _function_mutant("tensor_tanh_from_input", "Tanh", TanhFromInput,
-                     "square the output y = tanh(x)", "d tanh(x)/dx = 1 - x**2"),
+                     "square the output y = tanh(x)", "d tanh(x)/dx = 1 - x**2",
+                     also=(
+                           ('tensor_mlp',
+                            'tensor_mlp grades the Tensor on the network of units 3-5, one of'
+                            ' which uses tanh: a wrong rule there is a wrong network gradient'
+                            ' (the loss comes as data and does not count)'),)),
     _function_mutant("tensor_sigmoid_from_input", "Sigmoid", SigmoidFromInput,
-                     "with s = sigmoid(x), the output", "d sigmoid(x)/dx = x (1 - x)"),
+                     "with s = sigmoid(x), the output", "d sigmoid(x)/dx = x (1 - x)",
+                     also=(
+                           ('tensor_mlp',
+                            'tensor_mlp grades the Tensor on the network of units 3-5, one of'
+                            ' which ends in a sigmoid: a wrong rule there is a wrong network '
+                            'gradient (the loss comes as data and does not count)'),)),
     _function_mutant("tensor_relu_mask_includes_zero", "ReLU", ReLUMaskIncludesZero,
                      "not x >= 0", "relu'(0) = 1"),
     _function_mutant("tensor_matmul_grad_transposed", "MatMul", MatMulGradTransposed,
-                     "looks transposed", "dL/dB = G.T @ A"),
+                     "looks transposed", "dL/dB = G.T @ A",
+                     also=(
+                           ('tensor_mlp',
+                            'tensor_mlp grades the Tensor on the network of units 3-5, made '
+                            'of matrix products: a wrong rule there is a wrong network '
+                            'gradient'),
+                           ('tensor_reshape_transpose',
+                            'one of its cases, a.reshape(3, 2).T @ b.T, multiplies the '
+                            'reshaped matrices: a transposed matmul rule is wrong there too'),)),
     _function_mutant("tensor_mean_without_one_over_n", "Mean", MeanWithoutOneOverN,
                      "the 1/n is missing", "mean's backward is sum's"),
     _function_mutant("tensor_sum_grad_wrong_axis", "Sum", SumBackwardWithoutExpand,
@@ -391,13 +414,25 @@ MUTANTS = [
     Mutant("tensor_sum_in_place_into_shared", "Tensor", SumInPlaceIntoShared, "in place",
            "run_backward adds into the dict entry with +=, changing an array another node holds"),
     Mutant("tensor_topological_order_revisits", "Tensor", RecursiveOrderWithoutVisited,
-           "visited more than once", "recursive topological sort without a visited set"),
+           "visited more than once", "recursive topological sort without a visited set",
+           also=(
+                 ('tensor_deep_graph',
+                  'both engine cells judge the engine, on diamonds and on deep chains: a '
+                  'wrong engine is wrong on both'),)),
     Mutant("tensor_topological_order_recursive", "Tensor", RecursiveOrder,
            "recursion limit", "recursive topological sort: RecursionError on deep graphs"),
     Mutant("tensor_received_gradient_assigned", "Tensor", AssignsReceivedGradient,
-           "counted once", "a tensor used twice keeps the last gradient sent to it"),
+           "counted once", "a tensor used twice keeps the last gradient sent to it",
+           also=(
+                 ('tensor_deep_graph',
+                  'both engine cells judge the engine, on diamonds and on deep chains: a '
+                  'wrong engine is wrong on both'),)),
     Mutant("tensor_breadth_first_order", "Tensor", BreadthFirstOrder,
-           "reverse topological order", "nodes processed breadth-first, not topologically"),
+           "reverse topological order", "nodes processed breadth-first, not topologically",
+           also=(
+                 ('tensor_deep_graph',
+                  'both engine cells judge the engine, on diamonds and on deep chains: a '
+                  'wrong engine is wrong on both'),)),
     Mutant("tensor_leaf_grad_assigned", "Tensor", LeafGradAssigned, "must accumulate (+=)",
            "leaves' .grad reset by every backward call"),
     Mutant("topological_order_without_visited", "topological_order",

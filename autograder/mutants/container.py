@@ -50,6 +50,15 @@ class NamesWithoutIndex(nn.Sequential):
         return [(name.split(".")[-1], param) for name, param in super().named_parameters()]
 
 
+class NamedParametersSorted(nn.Sequential):
+    """Within each module the parameters sorted by name: bias before weight."""
+
+    def named_parameters(self):
+        return [(f"{prefix}.{name}" if prefix else name, param)
+                for prefix, module in self.named_modules()
+                for name, param in sorted(module._parameters.items())]
+
+
 class NamedModulesBreadthFirst(nn.Sequential):
     def named_modules(self, prefix=""):
         queue = [(prefix, self)]
@@ -144,13 +153,28 @@ class LoadReplacesArrays(nn.Sequential):
 
 class LoadReplacesParameters(nn.Sequential):
     def load_state_dict(self, state_dict, strict=True):
-        for prefix, module in self.named_modules():
-            for name in list(module._parameters) + list(module._buffers):
+        super().load_state_dict(state_dict, strict)
+        for prefix, module in self.named_modules():   # the right values, in new Parameters
+            for name in list(module._parameters):
                 key = f"{prefix}.{name}" if prefix else name
-                if name in module._parameters:
+                if key in state_dict:
                     setattr(module, name, nn.Parameter(np.array(state_dict[key], copy=True)))
-                elif key in state_dict:
-                    module._buffers[name] = np.array(state_dict[key], copy=True)
+
+
+class StateDictStaleBuffers(nn.Sequential):
+    """A reassigned buffer left the registry as it was (``__setattr__`` does not store the new
+    value in ``_buffers``): state_dict() saves the values the buffers were registered with."""
+
+    def __init__(self, *modules):
+        super().__init__(*modules)
+        object.__setattr__(self, "_registered", [
+            (f"{prefix}.{name}" if prefix else name, np.array(buffer, copy=True))
+            for prefix, module in self.named_modules() for name, buffer in module._buffers.items()])
+
+    def state_dict(self):
+        state = OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+        state.update(self._registered)
+        return state
 
 
 class ReprWithoutChildren(nn.Sequential):
@@ -183,11 +207,27 @@ MUTANTS = [
     Mutant("sequential_forward_return_in_loop", "Sequential", ForwardReturnInLoop,
            "`return` inside the loop", "forward returns the first layer's output"),
     Mutant("sequential_parameters_own_only", "Sequential", ParametersOwnOnly,
-           "parameters of its children", "parameters() ignores the children"),
+           "parameters of its children", "parameters() ignores the children",
+           also=(
+                 ('sequential_grads',
+                  "grads() goes through parameters(): when it lists none of the children's "
+                  'parameters there are none to judge it on'),
+                 ('sequential_zero_grad',
+                  'zero_grad() goes through parameters(): when it lists none of the '
+                  "children's parameters none is reset"),)),
     Mutant("sequential_grads_reversed", "Sequential", GradsReversed,
            "same order as parameters()", "grads() in reverse order"),
     Mutant("sequential_names_without_index", "Sequential", NamesWithoutIndex, "the child's index",
-           "named_parameters() without the child's index"),
+           "named_parameters() without the child's index",
+           also=(
+                 ('sequential_state_dict',
+                  "names without the child's index collide ('weight' for every layer): a "
+                  "state dict keyed by them keeps one layer's parameters"),
+                 ('sequential_state_dict_buffers',
+                  "names without the child's index collide: a state dict keyed by them keeps "
+                  "one layer's parameters"),)),
+    Mutant("sequential_named_parameters_sorted", "Sequential", NamedParametersSorted,
+           "in the order they were assigned", "bias before weight within each layer"),
     Mutant("sequential_named_modules_breadth_first", "Sequential", NamedModulesBreadthFirst,
            "depth first", "named_modules() lists every child before any grandchild"),
     Mutant("sequential_zero_grad_own_only", "Sequential", ZeroGradOwnOnly,
@@ -205,7 +245,11 @@ MUTANTS = [
     Mutant("sequential_load_nothing_when_not_strict", "Sequential", LoadNothingWhenNotStrict,
            "the common keys are still copied", "strict=False loads nothing"),
     Mutant("sequential_state_dict_references", "Sequential", StateDictReferences, "no copies",
-           "state_dict() returns the parameters' own arrays"),
+           "state_dict() returns the parameters' own arrays",
+           also=(
+                 ('sequential_state_dict_buffers',
+                  'the mistake is made for the buffers too: state_dict() returns their own '
+                  'arrays as well'),)),
     Mutant("sequential_setattr_keeps_registration", "Sequential", SetattrKeepsRegistration,
            "must first remove the name", "__setattr__ does not pop a reassigned name"),
     Mutant("sequential_state_dict_shares_buffers", "Sequential", StateDictSharesBuffers,
@@ -217,6 +261,8 @@ MUTANTS = [
            "load_state_dict: param.data = value.copy()"),
     Mutant("sequential_load_replaces_parameters", "Sequential", LoadReplacesParameters,
            "replaced the Parameter objects", "load_state_dict assigns new Parameters"),
+    Mutant("sequential_state_dict_stale_buffers", "Sequential", StateDictStaleBuffers,
+           "was registered with", "state_dict() saves the buffers' values at registration"),
     Mutant("sequential_repr_without_children", "Sequential", ReprWithoutChildren, None,
            "print(model) does not show the layers"),
     Mutant("sequential_repr_extra_left_out", "Sequential", ReprExtraLeftOutWithChildren,

@@ -115,18 +115,23 @@ def random_split_unchecked(dataset, lengths, rng=None):
 def random_split_overlapping(dataset, lengths, rng=None):
     """Each subset draws its own sample of indices, so subsets overlap."""
     rng = resolve_rng(rng)
-    return [data.Subset(dataset, rng.permutation(len(dataset))[:k]) for k in lengths]
+    counts = _split_lengths(lengths, len(dataset))
+    return [data.Subset(dataset, rng.permutation(len(dataset))[:k]) for k in counts]
 
 
 def random_split_in_order(dataset, lengths, rng=None):
     """Consecutive pieces of the dataset, never shuffled."""
-    bounds = np.cumsum([0] + list(lengths))
+    bounds = np.cumsum([0] + _split_lengths(lengths, len(dataset)))
     return [data.Subset(dataset, np.arange(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 MUTANTS = [
     Mutant("dataloader_drops_partial_batch", "DataLoader", DropsPartialBatch,
-           "the last, smaller batch is missing", "n // batch_size batches with drop_last=False"),
+           "the last, smaller batch is missing", "n // batch_size batches with drop_last=False",
+           also=(
+                 ('dataloader_drop_last',
+                  'for 4 samples in batches of 10 the loader yields nothing, so '
+                  "drop_last=True has nothing of the student's own to be compared with"),)),
     Mutant("dataloader_len_rounds_down", "DataLoader", LenRoundsDown, "len() rounds down",
            "__len__ uses n // batch_size, iteration is right"),
     Mutant("dataloader_shuffles_once", "DataLoader", ShufflesOnce, "same order every epoch",

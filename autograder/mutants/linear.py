@@ -36,6 +36,14 @@ class BiasGradNotSummed(nn.Linear):
         return grad_output @ self.weight.data.T
 
 
+class BiasGradWrongAxis(nn.Linear):
+    def backward(self, grad_output):
+        self.weight.grad += self.input.T @ grad_output
+        if self.bias is not None:
+            self.bias.grad += grad_output.sum(axis=1)   # one number per example, shape (N,)
+        return grad_output @ self.weight.data.T
+
+
 class AssignsGrad(nn.Linear):
     def backward(self, grad_output):
         self.weight.grad = self.input.T @ grad_output
@@ -92,13 +100,19 @@ class InitBoundOneOverIn(nn.Linear):
 
 MUTANTS = [
     Mutant("linear_weight_grad_transposed", "Linear", WeightGradTransposed, "transposed",
-           "dL/dW = grad_output.T @ x"),
+           "dL/dW = grad_output.T @ x",
+           also=(
+                 ('linear_grad_accumulates',
+                  'a transposed dL/dW has the wrong shape, which += cannot add into: the '
+                  'mutant assigns it (=), which does not accumulate'),)),
     Mutant("linear_weight_grad_reshaped", "Linear", WeightGradReshaped, "reshape",
            "dL/dW = (grad_output.T @ x).reshape(W.shape)"),
     Mutant("linear_grad_averaged_again", "Linear", GradAveragedAgain, "averaged over the batch",
            "parameter gradients divided by N"),
     Mutant("linear_bias_grad_not_summed", "Linear", BiasGradNotSummed, "not summed",
            "dL/db = grad_output, no sum over the batch"),
+    Mutant("linear_bias_grad_wrong_axis", "Linear", BiasGradWrongAxis, "summed over the wrong axis",
+           "dL/db = grad_output.sum(axis=1)"),
     Mutant("linear_assigns_grad", "Linear", AssignsGrad, "instead of `+=`",
            "`=` instead of `+=` for the parameter gradients"),
     Mutant("linear_input_grad_sign", "Linear", InputGradSignFlipped, "sign is flipped",

@@ -101,6 +101,15 @@ class CrossEntropyLogOfClampedSoftmax(nn.CrossEntropyLoss):
         return self._reduce(-np.sum(self.q * np.log(self.probs + 1e-12), axis=1))
 
 
+class CrossEntropyOneHotColumns(nn.CrossEntropyLoss):
+    """onehot[:, target] = 1 sets whole columns: every row gets a 1 at every target class."""
+
+    def _smoothed_targets(self, target, n_classes, dtype):
+        onehot = np.zeros((len(target), n_classes), dtype=dtype)
+        onehot[:, target] = 1
+        return onehot
+
+
 class CrossEntropySoftmaxJacobianTwice(nn.CrossEntropyLoss):
     def backward(self):
         grad, s = super().backward(), self.probs
@@ -136,19 +145,32 @@ MUTANTS = [
     Mutant("mse_grad_missing_factor_2", "MSELoss", MSEGradMissingTwo, "factor 2",
            "dL/dpred = (pred - target) / M"),
     Mutant("mse_summed_not_averaged", "MSELoss", MSESummed, "summed instead of averaged",
-           "sum of squares (and its gradient) for reduction='mean'"),
+           "sum of squares (and its gradient) for reduction='mean'",
+           also=(
+                 ('mse_loss_backward',
+                  'backward sums too: the reduction is written twice'),)),
     Mutant("mse_mean_over_batch_only", "MSELoss", MSEMeanOverBatch, "batch size N only",
-           "divides by N instead of N x D"),
+           "divides by N instead of N x D",
+           also=(
+                 ('mse_loss_backward',
+                  'backward divides by N too: the reduction is written twice'),)),
     Mutant("mse_grad_averaged_twice", "MSELoss", MSEGradAveragedTwice, "averaged twice",
            "dL/dpred = 2 (pred - target) / M^2"),
     Mutant("mse_grad_sign_flipped", "MSELoss", MSEGradSignFlipped, "sign is flipped",
            "dL/dpred = 2 (target - pred) / M"),
     Mutant("mse_ignores_reduction", "MSELoss", MSEIgnoresReduction, "reduction='sum'",
-           "always the mean"),
+           "always the mean",
+           also=(
+                 ('mse_loss_backward',
+                  'backward ignores reduction= too: the reduction is written twice'),)),
     Mutant("bce_no_log_clamp", "BCELoss", BCENoLogClamp, "clamp each log at -100",
            "log(0) = -inf for p in {0, 1}"),
     Mutant("bce_grad_not_divided", "BCELoss", BCEGradNotDivided, "without dividing by p(1 - p)",
-           "dL/dp = (p - y) / M"),
+           "dL/dp = (p - y) / M",
+           also=(
+                 ('bce_loss_edge_cases',
+                  'the edge cases are the division by max(p(1 - p), 1e-12) at p in {0, 1}: a '
+                  'backward without that division is wrong there by construction'),)),
     Mutant("bce_grad_floor_too_large", "BCELoss", BCEGradFloorTooLarge, "max(p(1 - p), 1e-12)",
            "dL/dp = (p - y) / max(p(1 - p), 1e-8) / M"),
     Mutant("bce_grad_clipped_p", "BCELoss", BCEGradClippedP, "max(p(1 - p), 1e-12)",
@@ -159,6 +181,12 @@ MUTANTS = [
            "log-sum-exp trick", "exp(z) without subtracting the max"),
     Mutant("cross_entropy_log_of_clamped_softmax", "CrossEntropyLoss",
            CrossEntropyLogOfClampedSoftmax, "log-softmax directly", "log(softmax(z) + 1e-12)"),
+    Mutant("cross_entropy_one_hot_columns", "CrossEntropyLoss", CrossEntropyOneHotColumns,
+           "sets whole columns", "onehot[:, y] = 1 instead of onehot[np.arange(N), y] = 1",
+           also=(
+                 ('cross_entropy_loss_backward',
+                  'backward subtracts the one-hot matrix forward built: the same wrong matrix'
+                  ' in both'),)),
     Mutant("cross_entropy_softmax_jacobian_twice", "CrossEntropyLoss",
            CrossEntropySoftmaxJacobianTwice, "Softmax Jacobian applied a second time",
            "Softmax backward applied to softmax(z) - onehot"),
@@ -167,7 +195,10 @@ MUTANTS = [
     Mutant("cross_entropy_grad_averaged_twice", "CrossEntropyLoss",
            CrossEntropyGradAveragedTwice, "averaged twice", "dL/dz divided by N^2"),
     Mutant("nll_plus_log_p", "NLLLoss", NLLPlusLogP, "negative log-likelihood",
-           "loss = +pred[n, target[n]]"),
+           "loss = +pred[n, target[n]]",
+           also=(
+                 ('nll_loss_backward',
+                  'the sign is flipped in backward too: the mistake is written twice'),)),
     Mutant("nll_grad_over_all_entries", "NLLLoss", NLLGradOverAllEntries, "N x C",
            "dL/dpred divided by N x C (pred.size) instead of N"),
 ]

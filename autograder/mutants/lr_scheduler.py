@@ -7,17 +7,24 @@ from autograder.mutants import Mutant
 from minitorch_ref.optim import lr_scheduler as sched
 
 
-class ExponentialNoStepZero(sched.ExponentialLR):
-    """The constructor does not perform step 0, so every rate comes one step late."""
+class ExponentialOneEpochLate(sched.ExponentialLR):
+    """lr_at counts epochs from 1: every rate comes one step late (construction, which is
+    given, and the base class's step() are right)."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
-        super().__init__(optimizer, gamma, last_epoch)
-        self.last_epoch = -1
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma ** max(epoch - 1, 0)
 
 
 class CosineStartsAtEpochOne(sched.CosineAnnealingLR):
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=0):
-        super().__init__(optimizer, T_max, eta_min, last_epoch)
+    """lr_at computes the rate of the next epoch."""
+
+    def lr_at(self, base_lr, epoch):
+        return super().lr_at(base_lr, epoch + 1)
+
+
+class StepLROneEpochEarly(sched.StepLR):
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma ** ((epoch + 1) // self.step_size)
 
 
 class StepLRDecaysEveryStep(sched.StepLR):
@@ -48,7 +55,7 @@ class LambdaMultiplicative(sched.LambdaLR):
                 for group, f in zip(self.optimizer.param_groups, self.lr_lambdas)]
 
 
-class StepLRNotWritten(sched.StepLR):
+class StepNotWritten(sched.LRScheduler):
     def step(self):
         self.last_epoch += 1
         self._last_lr = self.get_lr()  # never copied into optimizer.param_groups
@@ -132,10 +139,14 @@ MUTANTS = [
     Mutant("scheduler_step_from_current_rate", "LRScheduler", StepFromCurrentRate, "compounds",
            "lr_at(group['lr'], epoch) instead of the initial rate"),
 
-    Mutant("scheduler_no_step_zero", "ExponentialLR", ExponentialNoStepZero, "one step late",
-           "construction does not perform step 0"),
-    Mutant("scheduler_starts_at_epoch_one", "CosineAnnealingLR", CosineStartsAtEpochOne,
-           "one step early", "last_epoch starts at 0, so construction lands on epoch 1"),
+    Mutant("exponential_lr_one_epoch_late", "ExponentialLR", ExponentialOneEpochLate,
+           "lr_at(base_lr, epoch) gives the rate of the epoch before", "gamma ** (epoch - 1)"),
+    Mutant("cosine_starts_at_epoch_one", "CosineAnnealingLR", CosineStartsAtEpochOne,
+           "lr_at(base_lr, epoch) gives the rate of the epoch after",
+           "the cosine of epoch + 1"),
+    Mutant("step_lr_one_epoch_early", "StepLR", StepLROneEpochEarly,
+           "lr_at(base_lr, epoch) gives the rate of the epoch after",
+           "gamma ** ((epoch + 1) // step_size)"),
     Mutant("step_lr_decays_every_step", "StepLR", StepLRDecaysEveryStep, "decays at every step",
            "gamma ** epoch instead of gamma ** (epoch // step_size)"),
     Mutant("cosine_full_period", "CosineAnnealingLR", CosineFullPeriod, "wrong period",
@@ -146,7 +157,7 @@ MUTANTS = [
            "factor keeps changing past total_iters"),
     Mutant("lambda_lr_multiplicative", "LambdaLR", LambdaMultiplicative, "MultiplicativeLR",
            "lr *= lr_lambda(epoch)"),
-    Mutant("scheduler_rates_not_written", "StepLR", StepLRNotWritten,
+    Mutant("scheduler_rates_not_written", "LRScheduler", StepNotWritten,
            "not written into the optimizer", "get_last_lr right, param_groups untouched"),
     Mutant("warmup_cosine_ignores_warmup_offset", "WarmupCosineLR",
            WarmupCosineIgnoresWarmupOffset, None, "cosine progress counted from epoch 0"),

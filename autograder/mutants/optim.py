@@ -113,6 +113,20 @@ class AdamEpsBeforeCorrection(_AdamWithDenominator):
         return (np.sqrt(v) + eps) / np.sqrt(correction)
 
 
+class AdamStateLost(optim.Adam):
+    """The moments are local variables, rebuilt from zeros at every step (the step count is
+    kept): step 1 is right, every later step is not."""
+
+    def _update(self, param, group, state):
+        grad = self._gradient(param, group)
+        beta1, beta2 = group["betas"]
+        t = state["step"] = state.get("step", 0) + 1
+        m = (1 - beta1) * grad
+        v = (1 - beta2) * grad * grad
+        denominator = np.sqrt(v / (1 - beta2**t)) + group["eps"]
+        param.data -= group["lr"] * m / (1 - beta1**t) / denominator
+
+
 class AdamL2AfterMoments(optim.Adam):
     def _gradient(self, param, group):
         return param.grad
@@ -169,6 +183,27 @@ class RMSpropEpsInsideSqrt(_RMSpropWithDenominator):
         return np.sqrt(mean_square + eps)
 
 
+class RMSpropCenteredMeanNotSquared(_RMSpropWithDenominator):
+    """centered=True subtracts the running mean of the gradient, not its square."""
+
+    def _update(self, param, group, state):
+        if not group["centered"]:
+            return super()._update(param, group, state)
+        grad = self._with_l2(param, group["weight_decay"])
+        alpha = group["alpha"]
+        square_avg = state.setdefault("square_avg", np.zeros_like(param.data))
+        grad_avg = state.setdefault("grad_avg", np.zeros_like(param.data))
+        square_avg[...] = alpha * square_avg + (1 - alpha) * grad * grad
+        grad_avg[...] = alpha * grad_avg + (1 - alpha) * grad
+        with np.errstate(invalid="ignore"):
+            update = grad / (np.sqrt(square_avg - grad_avg) + group["eps"])
+        if group["momentum"] > 0:
+            buf = state.setdefault("momentum_buffer", np.zeros_like(param.data))
+            buf[...] = group["momentum"] * buf + update
+            update = buf
+        param.data -= group["lr"] * update
+
+
 class RMSpropCenteredIgnored(optim.RMSprop):
     def _update(self, param, group, state):
         super()._update(param, {**group, "centered": False}, state)
@@ -178,7 +213,11 @@ MUTANTS = [
     Mutant("sgd_step_rebinds_data", "SGD", StepRebindsData, "in place",
            "param.data = param.data - lr * grad"),
     Mutant("sgd_momentum_buffer_reset", "SGD", MomentumBufferReset, "not kept between steps",
-           "momentum buffer recreated from the gradient at every step"),
+           "momentum buffer recreated from the gradient at every step",
+           also=(
+                 ('optimizer_param_groups',
+                  'a buffer rebuilt at every step makes momentum=0.9 step like momentum=0: a '
+                  "group's own momentum setting cannot be seen"),)),
     Mutant("sgd_momentum_buffer_zeros", "SGD", MomentumBufferZeros, "started at zeros",
            "momentum buffer initialised to zeros instead of the first gradient"),
     Mutant("sgd_nesterov_ignored", "SGD", NesterovIgnored, "nesterov=True is ignored",
@@ -192,7 +231,11 @@ MUTANTS = [
     Mutant("optimizer_zero_grad_noop", "SGD", ZeroGradRebindsLocal, "left the gradient as it was",
            "zero_grad rebinds a local name and zeroes nothing"),
     Mutant("optimizer_lr_cached", "SGD", LearningRateCached, "given to the constructor",
-           "step() uses self.lr, so schedulers have no effect"),
+           "step() uses self.lr, so schedulers have no effect",
+           also=(
+                 ('optimizer_param_groups',
+                  "caching the constructor's rate ignores every group's rate, a group dict's "
+                  "own 'lr' too"),)),
     Mutant("optimizer_group_settings_ignored", "SGD", GroupSettingsIgnored,
            "overrides the constructor's value", "defaults override the group dict's own keys"),
     Mutant("adam_no_bias_correction", "Adam", AdamNoBiasCorrection, "without bias correction",
@@ -201,16 +244,29 @@ MUTANTS = [
            "sqrt(v_hat + eps)"),
     Mutant("adam_eps_before_correction", "Adam", AdamEpsBeforeCorrection,
            "before the bias correction", "eps added to sqrt(v) before correcting v"),
+    Mutant("adam_state_lost", "Adam", AdamStateLost, "step 1 is right",
+           "m and v rebuilt from zeros at every step instead of kept in self.state"),
     Mutant("adam_l2_after_moments", "Adam", AdamL2AfterMoments, "after the moments",
-           "Adam's L2 term added to the update instead of the gradient"),
+           "Adam's L2 term added to the update instead of the gradient",
+           also=(
+                 ('adamw_step',
+                  "the decay sits in Adam's _update, which AdamW inherits: AdamW decays twice"),)),
     Mutant("adamw_decay_in_gradient", "AdamW", AdamWDecayInGradient, "Adam with L2",
            "AdamW's decay folded into the gradient"),
     Mutant("adamw_decay_without_lr", "AdamW", AdamWDecayWithoutLr, "(1 - lr * weight_decay)",
            "w *= 1 - weight_decay"),
     Mutant("rmsprop_no_sqrt", "RMSprop", RMSpropNoSqrt, "square root",
-           "g / (s + eps)"),
+           "g / (s + eps)",
+           also=(
+                 ('rmsprop_centered_momentum',
+                  'centered=True and momentum divide by the same root of the mean square'),)),
     Mutant("rmsprop_eps_inside_sqrt", "RMSprop", RMSpropEpsInsideSqrt, "eps is inside",
-           "g / sqrt(s + eps)"),
+           "g / sqrt(s + eps)",
+           also=(
+                 ('rmsprop_centered_momentum',
+                  'centered=True and momentum divide by the same sqrt(s) + eps'),)),
+    Mutant("rmsprop_centered_mean_not_squared", "RMSprop", RMSpropCenteredMeanNotSquared,
+           "negative variance", "centered: sqrt(s - g_avg) instead of sqrt(s - g_avg**2)"),
     Mutant("rmsprop_centered_ignored", "RMSprop", RMSpropCenteredIgnored,
            "centered=True is ignored", "centered flag accepted but not used"),
 ]

@@ -162,6 +162,29 @@ class PrivateBatchCounter(nn.BatchNorm1d):
         self.running_var = (1 - m) * self.running_var + m * unbiased_var
 
 
+class CountsOnlyCumulative(nn.BatchNorm1d):
+    """num_batches_tracked counted only for momentum=None, the one case that reads it."""
+
+    def _update_running_stats(self, mean, unbiased_var):
+        if self.momentum is None:
+            self.num_batches_tracked = self.num_batches_tracked + 1
+        m = 1.0 / self.num_batches_tracked if self.momentum is None else self.momentum
+        self.running_mean = (1 - m) * self.running_mean + m * mean
+        self.running_var = (1 - m) * self.running_var + m * unbiased_var
+
+
+class EvalUpdatesRunningStats(nn.BatchNorm1d):
+    """In eval mode the running estimates move towards the batch first, as in training, and
+    the batch is then normalised with them."""
+
+    def forward(self, x):
+        if not self.training:
+            n = len(x)
+            unbiased = x.var(axis=0) * n / (n - 1) if n > 1 else self.running_var
+            self._update_running_stats(x.mean(axis=0), unbiased)
+        return super().forward(x)
+
+
 class SavedUnderOtherNames(nn.BatchNorm1d):
     def forward(self, x):
         y = super().forward(x)
@@ -179,9 +202,15 @@ MUTANTS = [
     Mutant("dropout_not_scaled", "Dropout", DropoutNotScaled, "not scaled by 1/(1-p)",
            "kept values are x, not x / (1 - p)"),
     Mutant("dropout_scaled_by_p", "Dropout", DropoutScaledByP, "divided by p instead",
-           "kept values are x / p"),
+           "kept values are x / p",
+           also=(
+                 ('dropout_p_zero',
+                  'p = 0 is where a scale of 1/p divides by zero'),)),
     Mutant("dropout_p_keeps", "Dropout", DropoutPKeeps, "probability of keeping",
-           "p used as the keep probability"),
+           "p used as the keep probability",
+           also=(
+                 ('dropout_p_zero',
+                  'keeping each entry with probability p keeps nothing at p = 0'),)),
     Mutant("dropout_active_in_eval", "Dropout", DropoutActiveInEval, "still active in eval mode",
            "forward ignores self.training"),
     Mutant("dropout_backward_fresh_mask", "Dropout", DropoutBackwardFreshMask, "new mask",
@@ -198,6 +227,10 @@ MUTANTS = [
            "weight.grad = ..., not +="),
     Mutant("batchnorm_private_batch_counter", "BatchNorm1d", PrivateBatchCounter,
            "num_batches_tracked", "counts batches in self._t"),
+    Mutant("batchnorm_counts_only_cumulative", "BatchNorm1d", CountsOnlyCumulative,
+           "whatever the momentum", "num_batches_tracked += 1 only when momentum is None"),
+    Mutant("batchnorm_eval_updates_running_stats", "BatchNorm1d", EvalUpdatesRunningStats,
+           "updated with this batch before", "eval moves the running estimates, then uses them"),
     Mutant("batchnorm_saved_under_other_names", "BatchNorm1d", SavedUnderOtherNames,
            "self.x_hat", "saves xh and istd"),
     Mutant("batchnorm_batch_stats_in_eval", "BatchNorm1d", BatchStatsInEval,

@@ -15,12 +15,12 @@ grader's (``Wire``). Stdlib and numpy only.
 from __future__ import annotations
 
 import json
+import linecache
 import operator
 import re
 import signal
 import socket
 import time
-import traceback
 import warnings
 
 import numpy as np
@@ -181,15 +181,49 @@ def unpack(message: bytes) -> tuple[dict, list[memoryview]]:
     return head, frames
 
 
-def student_frame(error: BaseException) -> str:
-    """The last traceback line in the student's code (not the agent's, numpy's or Python's)."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename not in GRADER_FILES and "site-packages" not in f.filename
-              and "/lib/python3" not in f.filename]
+PROVIDED = "# Provided, read-only"   # how a provided cell starts (autograder.notebooks.sync)
+
+
+def _not_ours(filename: str) -> bool:
+    """Whether a traceback's file is the notebook's (not the agent's, numpy's or Python's)."""
+    return filename not in GRADER_FILES and "site-packages" not in filename \
+        and "/lib/python3" not in filename
+
+
+def student_frame(error: BaseException, notebook=_not_ours) -> str:
+    """Where the error arose in the notebook's code (``notebook(filename)``): the class and
+    method, and the student's own line. A provided cell's line (an earlier unit's code, read
+    only) is not theirs: then the line of theirs that called it."""
+    frames = [(tb.tb_frame.f_code, tb.tb_lineno)
+              for tb in _tracebacks(error.__traceback__) if notebook(tb.tb_frame.f_code.co_filename)]
     if not frames:
         return ""
-    frame = frames[-1]
-    return f"\n  at line {frame.lineno} of your {frame.name}(): {(frame.line or '').strip()}"
+    own = [(code, line) for code, line in frames if not _provided(code.co_filename)]
+    where = ""
+    if _provided(frames[-1][0].co_filename):
+        where = f"\n  in the provided {_qualname(frames[-1][0])}()"
+        if not own:
+            return where
+        where += ", called"
+    code, line = own[-1]
+    text = linecache.getline(code.co_filename, line).strip()
+    return f"{where}\n  at line {line} of your {_qualname(code)}(): {text}"
+
+
+def _tracebacks(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _qualname(code) -> str:
+    """``Sum.backward`` for a method: Python's qualified name, from the innermost function or
+    class that defines it."""
+    return getattr(code, "co_qualname", code.co_name).rsplit("<locals>.", 1)[-1]
+
+
+def _provided(filename: str) -> bool:
+    return linecache.getline(filename, 1).startswith(PROVIDED)
 
 
 def warned(function, *args, **kwargs) -> tuple:

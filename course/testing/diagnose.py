@@ -28,6 +28,17 @@ def close(got: np.ndarray, expected: np.ndarray, rtol: float = RTOL, atol: float
     return bool(((got - expected).__abs__() <= atol + rtol * expected.__abs__()).all())
 
 
+def close_or_nan(got: np.ndarray, expected: np.ndarray) -> bool:
+    """``close`` where ``expected`` is finite, and the same inf or NaN where it is not (a
+    mistake that predicts NaN, a wrong gradient computed twice the same way)."""
+    got, expected = asarray(got, dtype=float), asarray(expected, dtype=float)
+    if got.shape != expected.shape or not ((got != got) == (expected != expected)).all():
+        return False
+    number = expected.__abs__() < float("inf")
+    infinite = ~number & (expected == expected)
+    return close(got[number], expected[number]) and bool((got[infinite] == expected[infinite]).all())
+
+
 def finite(a: np.ndarray) -> bool:
     a = asarray(a, dtype=float)
     return bool((a.__abs__() < float("inf")).all())

@@ -135,7 +135,7 @@ BROKEN = [
     pytest.param("relu_backward", "ReLU", '''
 def forward(self, x):
     return np.maximum(x, 0)
-''', ["ReLU.backward raised AttributeError", "your backward(): return grad_output * self.mask"],
+''', ["ReLU.backward raised AttributeError", "your ReLU.backward(): return grad_output * self.mask"],
                  id="backward_that_raises_names_the_students_line"),
     pytest.param("sigmoid_backward", "Sigmoid", '''
 def backward(self, grad_output):
@@ -144,7 +144,7 @@ def backward(self, grad_output):
     pytest.param("softmax_backward", "Softmax", '''
 def backward(self, grad_output):
     return self.y * (grad_output - (grad_output * self.y).sum(axis=self.dim))
-''', ["Softmax.backward raised ValueError", "your backward()"],
+''', ["Softmax.backward raised ValueError", "your Softmax.backward()"],
                  id="backward_with_the_wrong_shape"),
     pytest.param("tanh_backward", "Tanh", '''
 def backward(self, grad_output):

@@ -15,7 +15,7 @@ from autograder.notebooks.sync import providers
 from autograder.notebooks.units import Unit
 from students import assert_mutants_cover, assert_says, failure, family, grade, notebook
 
-CHECKS = family("basics", "init", "training", "metrics")
+CHECKS = family("basics", "init", "training", "training_fit", "metrics")
 
 
 def unit3_namespace() -> dict:

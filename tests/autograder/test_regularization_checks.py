@@ -60,7 +60,7 @@ BROKEN = [
 def backward(self, grad_output):
     return grad_output * self.maks
 ''', ["Dropout(0.2).backward raised AttributeError",
-      "your backward(): return grad_output * self.maks"],
+      "your Dropout.backward(): return grad_output * self.maks"],
                  id="backward_that_raises_names_the_students_line"),
     pytest.param("batchnorm_forward_train", "BatchNorm1d", '''
 def forward(self, x):

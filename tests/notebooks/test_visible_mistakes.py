@@ -1,0 +1,70 @@
+"""Visible tests that tell a mistake by its real cause (issue 34): each runs its notebook up to
+the visible test with one classic mistake typed into the solution, and reads what the test
+says. A visible test passes the notebook's own solution."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.notebooks
+
+RUNNER = Path(__file__).with_name("visible_cells.py")
+
+
+def said(unit: str, cell: str, *edits: tuple[str, str, str]) -> str:
+    done = subprocess.run([sys.executable, str(RUNNER), unit, cell, json.dumps(edits)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return done.stdout
+
+
+BIAS_AXIS = ("linear", "self.bias.grad += grad_output.sum(axis=0)",
+             "self.bias.grad += grad_output.sum(axis=1)")
+
+
+@pytest.mark.parametrize("name, cell", [("03_module_linear", "linear-tests"),
+                                        ("07_optimizers", "adam-tests"),
+                                        ("07_optimizers", "rmsprop-tests"),
+                                        ("10_regularization", "batchnorm-forward-tests")])
+def test_the_solution_passes_the_visible_test(name, cell):
+    assert said(name, cell).endswith("OK\n")
+
+
+def test_a_bias_summed_over_the_wrong_axis_fails_unit_3s_visible_test_readably():
+    """N, in_features and out_features differ: before (N = out_features = 2, G the identity)
+    the visible test printed 'Linear passes the visible tests'."""
+    out = said("03_module_linear", "linear-tests", BIAS_AXIS)
+    assert "Linear passes the visible tests" not in out
+    assert "Linear.backward(G) raised ValueError" in out and "summed over the batch (axis=0)" in out
+
+
+def test_lost_adam_moments_are_named_by_unit_7s_visible_test():
+    """Before, step 2's failure repeated step 1's hint: 'moves 3.2 times too far'."""
+    lost = ("adam", '        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad\n'
+                    '        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad**2\n'
+                    '        m_hat = state["exp_avg"] / (1 - beta1**t)\n'
+                    '        v_hat = state["exp_avg_sq"] / (1 - beta2**t)',
+            '        m = (1 - beta1) * grad\n        v = (1 - beta2) * grad**2\n'
+            '        m_hat = m / (1 - beta1**t)\n        v_hat = v / (1 - beta2**t)')
+    out = said("07_optimizers", "adam-tests", lost)
+    assert "step 2 of Adam(lr=0.1)" in out and "moments are lost between steps" in out
+    assert "3.2 times too far" not in out
+
+
+def test_a_centered_rmsprop_without_the_square_is_told_of_the_variance():
+    out = said("07_optimizers", "rmsprop-tests",
+               ("rmsprop", 'mean_square - state["grad_avg"] ** 2', 'mean_square - state["grad_avg"]'))
+    assert "Subtract g_avg**2" in out and "numerically unstable formula" not in out
+
+
+def test_batchnorm_counts_every_training_batch_in_unit_10s_visible_test():
+    """PyTorch counts every training forward; the hidden check does, and now so do the text
+    and the visible test (before, only momentum=None's count was shown)."""
+    out = said("10_regularization", "batchnorm-forward-tests",
+               ("batchnorm", "            self.num_batches_tracked += 1\n",
+                "            if self.momentum is None:\n"
+                "                self.num_batches_tracked += 1\n"))
+    assert "num_batches_tracked should be 1 after one training batch, got 0" in out
