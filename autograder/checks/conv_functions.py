@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks._conv_cases import (
-    ConvCase, conv_as, fancy_add, offsets_without_stride, reference_conv, rows,
+    ConvCase, fancy_add, offsets_without_stride, reference_conv, rows,
 )
+from autograder.checks._conv_signatures import conv_signatures
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import as_array, expect_close
@@ -22,38 +23,8 @@ from minitorch_ref import nn
 
 NAIVE_CASES = (ConvCase(2, 3, 4, 5, 6, 3, seed=0), ConvCase(1, 1, 2, 4, 4, 2, seed=1, bias=False),
                ConvCase(2, 2, 3, 7, 5, 3, stride=2, padding=1, seed=2),
-               ConvCase(1, 2, 2, 7, 9, 3, stride=2, seed=3), ConvCase(2, 2, 1, 3, 4, 3, padding=2, seed=4))
-
-FLIPPED = ("the kernel is flipped: that is the convolution of signal processing. A "
-           "convolutional layer computes a cross-correlation, y[i, j] = sum over c, p, q of "
-           "x[c, i*stride + p, j*stride + q] * W[c, o, p, q], without flipping W.")
-
-
-def one_side(p: int) -> str:
-    return (f"the padding is applied to one side only: the {2 * p} rows and columns of zeros "
-            f"are all after the image. Pad each side with {p}: np.pad(x, ((0, 0), (0, 0), "
-            f"({p}, {p}), ({p}, {p}))).")
-
-
-def conv_signatures(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
-                    case: ConvCase) -> tuple[Signature, ...]:
-    """A wrong convolution output: a flipped kernel, no bias, padding on one side, windows
-    that do not move by the stride."""
-    s, p = case.stride, case.padding
-    signatures = [when("flipped", lambda g, e: close(g, reference_conv(
-        x, weight[:, :, ::-1, ::-1], bias, s, p)), FLIPPED)]
-    if bias is not None:
-        signatures.append(when("no_bias", lambda g, e: close(g + bias[:, None, None], e),
-                               "the bias is missing: add bias[o] to every output of filter o."))
-    if p:
-        signatures.append(when("one_side", lambda g, e: close(
-            g, conv_as(x, weight, bias, s, (0, 2 * p))), one_side(p)))
-    if s > 1:
-        signatures.append(when("window_stride", lambda g, e: close(
-            g, reference_conv(x, weight, bias, 1, p)[:, :, :e.shape[2], :e.shape[3]]),
-            f"the windows do not move by the stride: the window of output (i, j) starts at row "
-            f"i * stride and column j * stride of the padded input (stride={s}), not at (i, j)."))
-    return tuple(signatures)
+               ConvCase(1, 2, 2, 7, 9, 3, stride=2, seed=3),
+               ConvCase(2, 2, 1, 3, 4, 3, padding=2, seed=4))
 
 
 @check

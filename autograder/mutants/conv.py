@@ -378,6 +378,8 @@ class AvgPoolOverlapsOverwrite(_AvgSpread):
         target[...] = value
 
 
+UNFOLD_RAISES = ("a (C*k*k, N*OH*OW) matrix cannot multiply the filter matrix, so the "
+                 "notebook's Conv2d built on it raises, and a layer that raises earns no point")
 MUTANTS = [
     Mutant("conv_kernel_flipped", "Conv2d", ConvKernelFlipped, "kernel is flipped",
            "a true convolution: the filters rotated by 180 degrees"),
@@ -386,7 +388,9 @@ MUTANTS = [
     Mutant("conv_crop_from_corner", "Conv2d", ConvCropFromCorner, "top-left corner",
            "dL/dx cropped as grad[:, :, :H, :W]"),
     Mutant("conv_crop_p_to_minus_p", "Conv2d", ConvCropPToMinusP, "0:0",
-           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0"),
+           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0",
+           also=(("conv2d_stride", "the strided layers without padding get an empty dL/dx "
+                                   "too, and an empty gradient shows no stride"),)),
     Mutant("conv_stride_ignored_in_backward", "Conv2d", ConvStrideIgnoredInBackward,
            "stride is ignored in backward", "col2im puts window (i, j) at (i, j)"),
     Mutant("conv_weight_grad_first_image", "Conv2d", ConvWeightGradFirstImage, "first image",
@@ -404,9 +408,15 @@ MUTANTS = [
     Mutant("conv_weight_reshaped_raw", "Conv2d", ConvWeightReshapedRaw, "mixes up the filters",
            "filter matrix = weight.reshape(-1, O)"),
     Mutant("conv_channels_not_moved", "Conv2d", ConvChannelsNotMoved, "reshaped straight",
-           "y.reshape(N, O, OH, OW) without the transpose"),
+           "y.reshape(N, O, OH, OW) without the transpose",
+           also=(("conv2d_stride", "the reshape scrambles the outputs differently for every "
+                                   "output size, so the strided output is no subsample of the "
+                                   "student's own stride-1 one"),)),
     Mutant("conv_col2im_overwrites", "Conv2d", ConvCol2imOverwrites, "np.add.at",
-           "col2im with out[index] += cols"),
+           "col2im with out[index] += cols",
+           also=(("conv2d_stride", "windows of kernel 3 at stride 2 overlap too, and the "
+                                   "overwriting scatter, written inside Conv2d, loses their sum "
+                                   "there as well"),)),
     Mutant("conv_grads_assigned", "Conv2d", ConvGradsAssigned, "instead of `+=`",
            "weight.grad = ..., not +="),
     Mutant("conv_without_bias", "Conv2d", ConvWithoutBias, "bias is missing",
@@ -426,9 +436,15 @@ MUTANTS = [
     Mutant("im2col_batch_last", "im2col", im2col_batch_last, "batch axis must come first",
            "rows (i, j, n)"),
     Mutant("im2col_unfold_layout", "im2col", im2col_unfold_layout, "one column per window",
-           "(C*k*k, N*OH*OW), PyTorch's unfold"),
+           "(C*k*k, N*OH*OW), PyTorch's unfold",
+           also=tuple((cell, UNFOLD_RAISES) for cell in (
+               "conv2d_forward", "conv2d_backward_input", "conv2d_backward_params",
+               "conv2d_stride", "conv2d_padding"))),
     Mutant("im2col_stride_ignored", "im2col", im2col_stride_ignored, "every stride-th window",
-           "a row for every window at stride 1"),
+           "a row for every window at stride 1",
+           also=(("conv2d_stride", "with a row for every stride-1 window the notebook's Conv2d "
+                                   "cannot reshape its product at stride 2: it raises, and a "
+                                   "layer that raises earns no point"),)),
     Mutant("col2im_fancy_add", "col2im", col2im_fancy_add, "np.add.at",
            "out[index] += cols loses repeated indices"),
     Mutant("col2im_stride_ignored", "col2im", col2im_stride_ignored, "stride is ignored",
@@ -446,7 +462,10 @@ MUTANTS = [
     Mutant("maxpool_averages", "MaxPool2d", MaxPoolAverages, "mean of each window",
            "forward averages the window"),
     Mutant("maxpool_stride_ignored", "MaxPool2d", MaxPoolStrideIgnored, "every window at stride 1",
-           "forward with stride 1"),
+           "forward with stride 1",
+           also=(("maxpool2d_backward", "a forward that pools every stride-1 window saves no "
+                                        "maxima for the windows asked for, so backward has "
+                                        "nothing to route"),)),
     Mutant("avgpool_backward_not_divided", "AvgPool2d", AvgPoolBackwardNotDivided,
            "k*k = ", "backward copies grad_output to every pixel"),
     Mutant("avgpool_backward_divided_by_k", "AvgPool2d", AvgPoolBackwardDividedByK, "divide by k*k",
