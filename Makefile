@@ -30,16 +30,20 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/hub/instructor" \
 	  $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
 
-# The course's JupyterHub on http://127.0.0.1:8000 (hub/jupyterhub_config.py: one instructor,
-# students alice, bob and carol by default, the password printed when MINITORCH_HUB_PASSWORD is
-# unset). Its proxy, configurable-http-proxy, comes from npm into hub/node_modules (git-ignored).
+# The course's JupyterHub on http://127.0.0.1:8000 (hub/jupyterhub_config.py), as root on Linux:
+# each student's server in a sandbox of its own, run from the student environment, which is
+# built here from the student bundle into build/hub/student-env; passwords in
+# hub/state/logins.csv (root only). Its proxy, configurable-http-proxy, comes from npm into
+# hub/node_modules (git-ignored).
 PROXY := hub/node_modules/.bin/configurable-http-proxy
+STUDENT_ENV := build/hub/student-env
 
 $(PROXY): hub/package.json hub/package-lock.json
 	cd hub && npm ci --no-audit --no-fund
 	@touch $(PROXY)
 
 hub: $(STAMP) $(PROXY)
+	$(BIN)/python -m autograder.hub.student_env $(STUDENT_ENV)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 # What students get: the release notebooks of the units schedule.toml has opened (or

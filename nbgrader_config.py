@@ -46,6 +46,11 @@ c.Exchange.root = str(exchange.root(ROOT))
 # student's name or account, a time in the future, links, devices, unsafe names
 # (autograder/pipeline/inbound/).
 c.ExchangeFactory.collect = "autograder.pipeline.inbound.collect.SafeCollect"
+# On the course hub each student hands in through a folder of their own (students/<id>/):
+# collect takes the student from that folder, feedback goes back into it (autograder/hub/exchange.py).
+if os.path.isdir(os.path.join(c.Exchange.root, c.CourseDirectory.course_id, "students")):
+    c.ExchangeFactory.collect = "autograder.hub.exchange.StudentCollect"
+    c.ExchangeFactory.release_feedback = "autograder.hub.exchange.StudentReleaseFeedback"
 
 # Formgrader's Autograde button would grade inside the instructor's Jupyter server, unsandboxed:
 # there it refuses and names our grader (autograder/pipeline/unsandboxed.py).

@@ -12,6 +12,7 @@ import autograder.checks  # noqa: F401  (registers every check)
 from course.testing.failure import CheckFailure
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant, catalogue, variants
+from autograder.mutants._answers import NAME, answer
 from autograder.mutants._solutions import solution
 from autograder.registry import CHECKS, Check
 import minitorch_ref
@@ -25,7 +26,8 @@ _NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck, autograd, init)
 def reference(name: str) -> object:
     """The reference class (or function) a check parameter is named after: from
     ``minitorch_ref``'s subpackages, else the source notebook's solution, else ``minitorch_ref``
-    itself (``manual_seed``, which seeds the generator the reference classes draw from)."""
+    itself (``manual_seed``, which seeds the generator the reference classes draw from); for
+    a question's ``answer_<unit>_<key>``, the source notebook's answer."""
     for namespace in _NAMESPACES:
         if hasattr(namespace, name):
             return getattr(namespace, name)
@@ -34,6 +36,8 @@ def reference(name: str) -> object:
     except LookupError:
         if hasattr(minitorch_ref, name):
             return getattr(minitorch_ref, name)
+        if NAME.match(name):
+            return answer(name)
         raise
 
 

@@ -18,6 +18,7 @@ from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant
 from autograder.registry import SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel
+from autograder.remote.hidden import arguments
 from autograder.remote.proxy import Session
 from course.testing.failure import CheckFailure
 
@@ -78,7 +79,7 @@ def graded_from_outside(channel: Channel, check: Check) -> str | None:
     """``check`` run here on the kernel's classes of its names: its failure message or None."""
     session = Session(channel, SECONDS_PER_CHECK, 2 * SECONDS_PER_CHECK)
     try:
-        classes = [session.lookup(name) for name in check.targets]
+        classes = arguments(session, check, list(check.targets))
         with trusting(classes):
             check.run(*classes)
     except CheckFailure as failure:

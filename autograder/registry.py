@@ -17,21 +17,27 @@ SECONDS_PER_CHECK = 10.0   # of computing (CPU time); twice that of waiting (wal
 
 @dataclass(frozen=True)
 class Check:
-    """A registered check: its runner, the names of the classes it grades, and the kinds of
-    the kernel's testimony it reads for its messages (``autograder.testimony``)."""
+    """A registered check: its runner, the names of the classes it grades, the kinds of
+    the kernel's testimony it reads for its messages (``autograder.testimony``), and the
+    parameters that take the student's answer to a question (a value, not a class)."""
 
     name: str
     run: Callable
     targets: tuple[str, ...]
     hears: frozenset[str] = frozenset()
+    answers: frozenset[str] = frozenset()
 
 
 CHECKS: dict[str, Check] = {}
 
 
-def check(function: Callable | None = None, *, hears: tuple[str, ...] = ()) -> Callable:
+def check(function: Callable | None = None, *, hears: tuple[str, ...] = (),
+          answers: tuple[str, ...] = ()) -> Callable:
     """Register ``function(ClassA, ClassB, ...)`` as a check (``@check``, or
-    ``@check(hears=("log",))`` for one that explains its failures with testimony).
+    ``@check(hears=("log",))`` for one that explains its failures with testimony, or
+    ``@check(answers=("answer_02_tiny",))`` for one that grades the value a notebook's
+    variable holds: graded from outside, that parameter gets a handle to the value, which
+    the check reads as data).
 
     The parameters are named after the classes they take (``Linear``,
     ``Sequential``…), which tells the mutation audit what a check grades. The
@@ -44,13 +50,16 @@ def check(function: Callable | None = None, *, hears: tuple[str, ...] = ()) -> C
     if unknown:
         raise ValueError(f"no kind of testimony named {sorted(unknown)}")
     if function is None:
-        return lambda decorated: _register(decorated, frozenset(hears))
-    return _register(function, frozenset(hears))
+        return lambda decorated: _register(decorated, frozenset(hears), frozenset(answers))
+    return _register(function, frozenset(hears), frozenset(answers))
 
 
-def _register(function: Callable, hears: frozenset[str]) -> Callable:
+def _register(function: Callable, hears: frozenset[str], answers: frozenset[str]) -> Callable:
     signature = inspect.signature(function)
     targets = tuple(signature.parameters)
+    if not answers <= set(targets):
+        raise ValueError(f"{function.__name__} has no parameter named "
+                         f"{sorted(answers - set(targets))}")
 
     @functools.wraps(function)
     def run(*classes, **named):
@@ -60,7 +69,7 @@ def _register(function: Callable, hears: frozenset[str]) -> Callable:
             for name, cls in bound.arguments.items():
                 if isinstance(cls, Remote):
                     integrity.check_remote(name, cls)
-                else:
+                elif name not in answers:       # an answer given in-process is plain data
                     integrity.check_class(name, cls)
             with time_limit(SECONDS_PER_CHECK, f"check {function.__name__}"), \
                     testimony.hearing(hears):
@@ -81,5 +90,5 @@ def _register(function: Callable, hears: frozenset[str]) -> Callable:
 
     if function.__name__ in CHECKS:
         raise ValueError(f"two checks are named {function.__name__}")
-    CHECKS[function.__name__] = Check(function.__name__, run, targets, hears)
+    CHECKS[function.__name__] = Check(function.__name__, run, targets, hears, answers)
     return run

@@ -1,28 +1,33 @@
-"""The course's JupyterHub (``make hub``): one instructor and a few students on this machine.
+"""The course's JupyterHub (``make hub``): one instructor and a class on one Linux server.
 
-A hub to run a term's whole flow where you can see it (on 127.0.0.1), not a production hub:
-every user's server runs as this process's OS user (JupyterHub's SimpleLocalProcessSpawner),
-with a home of its own under the state folder. Students are told apart by the name they log
-in with: their servers read ``hub/student/`` (``JUPYTER_CONFIG_PATH``), which hands that name
-to nbgrader and hides Formgrader. The instructor's server opens the course directory, where
-Formgrader finds ``nbgrader_config.py``. The README ("Running a term") says what a production
-hub sets instead.
+Every student's server runs in a sandbox of its own (``autograder/hub/``): their own Unix
+account, PID and IPC namespaces, no capabilities, the student environment (no reference, no
+autograder), their home on a disk image of its own, the exchange, and nothing else; held to
+``MINITORCH_HUB_LIMITS`` by control groups; killed, with all it started, when it stops or idles.
+Each person logs in with their own password (``<state>/logins.csv``, 0600). The instructor's
+server runs as this process's user in the course directory, with Formgrader. The README
+("Running a term") says what this hub guarantees and what a production hub adds.
 
-Environment (all optional):
-    MINITORCH_HUB_PASSWORD    the students' password, 8 characters or more
-    MINITORCH_HUB_INSTRUCTOR_PASSWORD   the instructor's, 32 or more (each made up and
-                              printed when unset)
+Runs as root on Linux with cgroup v1 and bubblewrap. Environment (all optional):
+    MINITORCH_HUB_INSTRUCTOR_PASSWORD  the instructor's password, if not the one made up
+                              into logins.csv: 12+ characters that zxcvbn rates 4 of 4
     MINITORCH_HUB_INSTRUCTOR  the instructor's name (default ``instructor``)
+    MINITORCH_HUB_ROSTER      the class list, a CSV with a ``student`` column (default
+                              ``hub/roster.csv``); without one, MINITORCH_HUB_STUDENTS
     MINITORCH_HUB_STUDENTS    comma-separated student names (default ``alice,bob,carol``)
+    MINITORCH_HUB_LIMITS      per student, e.g. ``memory=2G,processes=256,cpus=1,disk=2G``
+    MINITORCH_HUB_CULL_IDLE   seconds before an idle server is stopped (default 3600)
     MINITORCH_HUB_PORT        the port users open (default 8000); the hub's own API takes
                               the next port and the proxy's API the one after
-    MINITORCH_HUB_STATE       the hub's database, cookie secret and users' homes
-                              (default ``hub/state``, git-ignored)
+    MINITORCH_HUB_SSL_CERT, MINITORCH_HUB_SSL_KEY   serve HTTPS with this certificate
+    MINITORCH_HUB_STATE       the hub's secrets, database and homes (default ``hub/state``)
+    MINITORCH_HUB_STUDENT_ENV the student environment (default ``build/hub/student-env``,
+                              which ``make hub`` builds from the student bundle)
+    MINITORCH_HUB_ACCOUNT_PREFIX  students' Unix account names (default ``jupyter-``)
     MINITORCH_COURSE          the course directory (default: this repository)
     MINITORCH_EXCHANGE, MINITORCH_COURSE_ID   as in ``nbgrader_config.py``
 """
 import os
-import secrets
 import socket
 import sys
 from pathlib import Path
@@ -30,16 +35,20 @@ from pathlib import Path
 HUB = Path(__file__).resolve().parent
 sys.path.insert(0, str(HUB.parent))
 
-from autograder.pipeline import exchange  # noqa: E402  (needs the path above)
+from autograder.hub import cgroups, limits, logins, roster, state  # noqa: E402
+from autograder.hub import exchange as student_exchange  # noqa: E402
+from autograder.hub.spawner import SandboxSpawner  # noqa: E402
+from autograder.pipeline import exchange  # noqa: E402
 
 c = get_config()  # noqa: F821  (injected by JupyterHub)
+env = os.environ.get
 
-COURSE = Path(os.environ.get("MINITORCH_COURSE") or HUB.parent).resolve()
-STATE = Path(os.environ.get("MINITORCH_HUB_STATE") or HUB / "state").resolve()
-INSTRUCTOR = os.environ.get("MINITORCH_HUB_INSTRUCTOR") or "instructor"
-STUDENTS = [name.strip() for name in (os.environ.get("MINITORCH_HUB_STUDENTS")
-                                      or "alice,bob,carol").split(",") if name.strip()]
-PORT = int(os.environ.get("MINITORCH_HUB_PORT") or 8000)
+COURSE = Path(env("MINITORCH_COURSE") or HUB.parent).resolve()
+STATE = Path(env("MINITORCH_HUB_STATE") or HUB / "state").resolve()
+INSTRUCTOR = env("MINITORCH_HUB_INSTRUCTOR") or "instructor"
+ROSTER = Path(env("MINITORCH_HUB_ROSTER") or HUB / "roster.csv")
+PORT = int(env("MINITORCH_HUB_PORT") or 8000)
+STUDENT_ENV = Path(env("MINITORCH_HUB_STUDENT_ENV") or HUB.parent / "build/hub/student-env")
 BIN = Path(sys.executable).parent
 PROXY = HUB / "node_modules" / ".bin" / "configurable-http-proxy"
 
@@ -60,38 +69,65 @@ def _free(port: int) -> bool:
     return True
 
 
-def _password(variable: str, who: str, length: int) -> str:
-    """``$variable``, at least ``length`` characters; made up and printed when unset."""
-    password = os.environ.get(variable)
-    if not password:
-        password = secrets.token_urlsafe(length)[:length]
-        print(f"{variable} is not set; {who}'s password this run: {password}", file=sys.stderr)
-    elif len(password) < length:
-        _refuse(f"{variable} must be at least {length} characters long, not {len(password)}")
-    return password
+def _students() -> list[str]:
+    try:
+        if env("MINITORCH_HUB_ROSTER") or ROSTER.exists():
+            return roster.read(ROSTER)
+        names = (env("MINITORCH_HUB_STUDENTS") or "alice,bob,carol").split(",")
+        return roster.checked([(0, n.strip()) for n in names if n.strip()], "MINITORCH_HUB_STUDENTS")
+    except (OSError, roster.RosterError) as why:
+        _refuse(str(why))
 
 
-if not (COURSE / "nbgrader_config.py").is_file():
-    _refuse(f"{COURSE} is not a course directory (no nbgrader_config.py); set MINITORCH_COURSE")
-if INSTRUCTOR in STUDENTS:
-    _refuse(f"{INSTRUCTOR!r} is both the instructor and a student")
-for port in (PORT, PORT + 1, PORT + 2):
-    if not _free(port):
-        _refuse(f"port {port} on 127.0.0.1 is taken (the hub uses {PORT}-{PORT + 2}); "
-                "stop what holds it or set MINITORCH_HUB_PORT")
-if not PROXY.exists():
-    _refuse(f"{PROXY} is missing: `make hub` installs it (npm ci in hub/)")
+def _limits() -> limits.Limits:
+    try:
+        return limits.parse(env(limits.VARIABLE))
+    except ValueError as why:
+        _refuse(str(why))
 
-STUDENT_PASSWORD = _password("MINITORCH_HUB_PASSWORD", "every student", 8)
-INSTRUCTOR_PASSWORD = _password("MINITORCH_HUB_INSTRUCTOR_PASSWORD", INSTRUCTOR, 32)
-if STUDENT_PASSWORD == INSTRUCTOR_PASSWORD:
-    _refuse("the students' and the instructor's passwords must differ")
 
-STATE.mkdir(parents=True, exist_ok=True)
-SHARED = {"MINITORCH_COURSE_ID": exchange.course_id(),
-          "MINITORCH_EXCHANGE": str(exchange.root(COURSE)),
-          # Formgrader runs the `alembic` executable, found only with the venv's bin on PATH.
-          "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")])}
+def _checks(students: list[str]) -> None:
+    """Refuse, saying why, a hub that could not run or could not keep students apart."""
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        _refuse("the hub makes an account and a sandbox per student: run it as root on Linux")
+    if not (COURSE / "nbgrader_config.py").is_file():
+        _refuse(f"{COURSE} is not a course directory (no nbgrader_config.py); set MINITORCH_COURSE")
+    if INSTRUCTOR in students:
+        _refuse(f"{INSTRUCTOR!r} is both the instructor and a student")
+    if env("MINITORCH_HUB_PASSWORD"):
+        _refuse("MINITORCH_HUB_PASSWORD is no longer used: each student has their own password, "
+                f"in {STATE / 'logins.csv'} (readable by root only); unset it")
+    chosen = env("MINITORCH_HUB_INSTRUCTOR_PASSWORD")
+    weak = chosen is not None and logins.weakness(chosen, INSTRUCTOR)
+    if weak:
+        _refuse(f"MINITORCH_HUB_INSTRUCTOR_PASSWORD is too weak: {weak}")
+    for port in (PORT, PORT + 1, PORT + 2):
+        if not _free(port):
+            _refuse(f"port {port} on 127.0.0.1 is taken (the hub uses {PORT}-{PORT + 2}); "
+                    "stop what holds it or set MINITORCH_HUB_PORT")
+    if not PROXY.exists():
+        _refuse(f"{PROXY} is missing: `make hub` installs it (npm ci in hub/)")
+    if not (STUDENT_ENV / "bin" / "jupyterhub-singleuser").exists():
+        _refuse(f"no student environment in {STUDENT_ENV}: `make hub` builds it "
+                "(python -m autograder.hub.student_env)")
+    missing = cgroups.unavailable()
+    if missing:
+        _refuse(f"per-student limits cannot be enforced: {missing}")
+
+
+STUDENTS = _students()
+LIMITS = _limits()
+_checks(STUDENTS)
+
+SECRETS = state.private_folder(state.private_folder(STATE) / "hub")
+LOGINS = STATE / "logins.csv"
+made = logins.ensure(LOGINS, STUDENTS, INSTRUCTOR, env("MINITORCH_HUB_INSTRUCTOR_PASSWORD"))
+if made:
+    print(f"make hub: new passwords for {', '.join(made)} are in {LOGINS} (root only)",
+          file=sys.stderr)
+EXCHANGE = exchange.root(COURSE)
+student_exchange.course_folders(EXCHANGE, exchange.course_id())
+COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
 
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = PORT
@@ -99,42 +135,61 @@ c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = PORT + 1
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PORT + 2}"
 c.ConfigurableHTTPProxy.command = [str(PROXY)]
-c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
-c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = str(STATE / "cookie_secret")
+c.ConfigurableHTTPProxy.auth_token = state.secret(SECRETS / "proxy_token")
+c.ConfigurableHTTPProxy.pid_file = str(SECRETS / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{state.private_file(SECRETS / 'jupyterhub.sqlite')}"
+c.JupyterHub.cookie_secret_file = str(SECRETS / "cookie_secret")
+c.JupyterHub.tornado_settings = {"cookie_options": {"samesite": "Lax"}}
+CERT, KEY = env("MINITORCH_HUB_SSL_CERT"), env("MINITORCH_HUB_SSL_KEY")
+if bool(CERT) != bool(KEY):
+    _refuse("MINITORCH_HUB_SSL_CERT and MINITORCH_HUB_SSL_KEY go together: set both or neither")
+if CERT:    # HTTPS, and every cookie of the hub's and the servers' Secure
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = CERT, KEY
+    c.JupyterHub.tornado_settings["cookie_options"]["secure"] = True
 
-# One password for the students, another for the instructor (the hub's admin), who alone sees
-# Formgrader and the solutions in source/. (JupyterHub's DummyAuthenticator, with one password
-# for everyone, would let any student log in as the instructor.)
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = STUDENT_PASSWORD
-c.SharedPasswordAuthenticator.admin_password = INSTRUCTOR_PASSWORD
+# Each person's own password (logins.csv); the instructor alone is the hub's admin.
+c.JupyterHub.authenticator_class = logins.CourseAuthenticator
+c.CourseAuthenticator.logins_file = str(LOGINS)
 c.Authenticator.allowed_users = set(STUDENTS)
 c.Authenticator.admin_users = {INSTRUCTOR}
 
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "home" / "{username}")
+c.JupyterHub.spawner_class = SandboxSpawner
+c.SandboxSpawner.instructors = {INSTRUCTOR}
+c.SandboxSpawner.state = str(STATE)
+c.SandboxSpawner.student_environment = str(STUDENT_ENV)
+c.SandboxSpawner.student_config = str(HUB / "student")
+c.SandboxSpawner.account_prefix = env("MINITORCH_HUB_ACCOUNT_PREFIX") or "jupyter-"
+c.SandboxSpawner.cgroup_parent = f"minitorch-hub-{PORT}"
+c.SandboxSpawner.limits = LIMITS
+c.SandboxSpawner.exchange_root = str(EXCHANGE)
+c.SandboxSpawner.course_id = exchange.course_id()
+c.SandboxSpawner.home_dir_template = str(STATE / "instructor-home")
+c.Spawner.env_keep = ["LANG", "LC_ALL"]
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
-c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
 c.Spawner.default_url = "/lab"
-c.Spawner.environment = SHARED
 
 
 def _per_user(spawner) -> None:
-    """The instructor opens the course; a student opens their home, as themselves.
-
-    Servers start in their user's home, and nbgrader's extensions read ``nbgrader_config.py``
-    from there or from ``JUPYTER_CONFIG_PATH``: the instructor's path holds the course's, and
-    ``hub/instructor/``, whose server configuration sends a script policy with every page
-    (``autograder/pipeline/csp.py``), as ``make lab`` does.
-    """
+    """The instructor opens the course with its configuration and ``hub/instructor/``, whose
+    server configuration sends a script policy with every page (``autograder/pipeline/csp.py``),
+    as ``make lab`` does; a student their home, with the exchange where their sandbox shows it."""
     if spawner.user.name == INSTRUCTOR:
         spawner.notebook_dir = str(COURSE)
-        spawner.environment = dict(SHARED, JUPYTER_CONFIG_PATH=os.pathsep.join(
-            [str(COURSE), str(HUB / "instructor")]))
+        spawner.args = ["--allow-root"]
+        spawner.environment = dict(COURSE_ENV, JUPYTER_CONFIG_PATH=os.pathsep.join(
+            [str(COURSE), str(HUB / "instructor")]),
+            # Formgrader runs `alembic`, found only with the venv's bin on PATH.
+            PATH=os.pathsep.join([str(BIN), env("PATH", "")]))
     else:
-        spawner.notebook_dir = spawner.home_dir
-        spawner.environment = dict(SHARED, JUPYTER_CONFIG_PATH=str(HUB / "student"))
+        spawner.environment = dict(COURSE_ENV, MINITORCH_EXCHANGE=student_exchange.INSIDE)
 
 
 c.Spawner.pre_spawn_hook = _per_user
+
+# Idle servers are stopped (and, being sandboxes, all they started): jupyterhub-idle-culler.
+CULL_IDLE = int(env("MINITORCH_HUB_CULL_IDLE") or 3600)
+c.JupyterHub.services = [{"name": "idle-culler", "command": [
+    sys.executable, "-m", "autograder.hub.culler", f"--timeout={CULL_IDLE}",
+    f"--cull-every={max(5, min(300, CULL_IDLE // 2))}"]}]
+c.JupyterHub.load_roles = [{"name": "idle-culler", "services": ["idle-culler"], "scopes": [
+    "list:users", "read:users:activity", "read:servers", "delete:servers"]}]

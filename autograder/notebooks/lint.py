@@ -2,7 +2,7 @@
 
 Source notebooks: canonical form (no outputs), unique cell ids, nbgrader metadata
 that autogrades (solution cells with markers, locked grade cells with points,
-a round total; a heading that states points states exactly those graded in its
+a round total, hand-graded points included; a heading that states points states exactly those graded in its
 section, and every graded cell lies in such a section), a visible test (a locked
 cell tagged ``visible-test``) after every solution cell, hidden test cells that are only ``from autograder import
 check`` and one registered ``check.<name>(...)`` call, no other code mentioning
@@ -30,7 +30,7 @@ from nbformat import NotebookNode
 from autograder.notebooks.figures import FIGURE_TAG, is_figure
 from autograder.notebooks.handout import plan_problems
 from autograder.notebooks.units import (
-    ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise, points,
+    ROOT, Unit, dumps, is_grade, is_locked, is_solution, minitorch, nbgrader, normalise,
     read, units,
 )
 
@@ -222,7 +222,7 @@ def source_problems(unit: Unit, checks: set[str] | None = None) -> list[str]:
         elif is_solution(cell) and not any(is_visible_test(c) for c in later):
             problems.append(f"{where}: no visible test (a locked cell tagged "
                             f"'{VISIBLE_TEST}') follows this solution cell")
-    total = points(nb)
+    total = sum(_scored(cell) for cell in nb.cells)   # autograded and graded by hand
     if total <= 0 or total % POINTS_MULTIPLE:
         problems.append(f"{unit}: total points {total:g} is not a positive multiple of {POINTS_MULTIPLE}")
     return problems

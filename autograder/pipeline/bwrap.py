@@ -49,7 +49,9 @@ class Profile:
     hidden: tuple[str, ...] = ()                     # files that read as empty inside
 
 
-def _binds(paths, option: str) -> list[str]:
+def binds(paths, option: str) -> list[str]:
+    """``option`` (``--ro-bind``, ``--bind``) for each path that exists, at the same place
+    inside; the system's symbolic links (/bin on merged-/usr systems) as links."""
     args = []
     for path in dict.fromkeys(paths):
         if os.path.islink(path) and path in SYSTEM:
@@ -66,8 +68,8 @@ def command(profile: Profile, argv: list[str], executable: str | None = None) ->
             "--clearenv", "--proc", "/proc", "--dev", "/dev"]
     for path, size in profile.scratch:
         args += ["--size", str(size), "--tmpfs", path]
-    args += _binds(SYSTEM, "--ro-bind") + _binds(profile.read_only, "--ro-bind")
-    args += _binds(profile.writable, "--bind")
+    args += binds(SYSTEM, "--ro-bind") + binds(profile.read_only, "--ro-bind")
+    args += binds(profile.writable, "--bind")
     for outside, inside in profile.moved:
         args += ["--ro-bind", outside, inside]
     for path in profile.hidden:

@@ -2,7 +2,8 @@
 
 A hidden cell is ``from autograder import check`` and one ``check.NAME(Class, ...)``
 line. ``grade`` never sends it to the kernel: it looks the named classes up in the
-kernel (as ``Remote`` stand-ins), runs the registered check here, where the reference
+kernel (as ``Remote`` stand-ins; for a question's answer, a handle to the value), runs
+the registered check here, where the reference
 and the check code live (what a check hands the student's code is data, or a double the
 agent builds in the kernel: ``doubles.py``), and returns the cell's outputs: none when the
 check passes, one ``CheckFailure`` error output with the check's message when it fails. nbgrader
@@ -19,10 +20,10 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
 import autograder.checks  # noqa: F401  (registers every check)
-from autograder.registry import CHECKS, SECONDS_PER_CHECK
+from autograder.registry import CHECKS, SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel, ChannelError
 from autograder.remote.errors import GraderFault
-from autograder.remote.proxy import RemoteError, Session
+from autograder.remote.proxy import Remote, RemoteError, Session
 from autograder.sandbox import TimeLimitExceeded
 from course.testing.failure import CheckFailure
 
@@ -63,6 +64,13 @@ def faulted(outputs: list[NotebookNode]) -> str | None:
     return next((o.evalue for o in outputs if o.get("ename") == FAULT), None)
 
 
+def arguments(session: Session, check: Check, names: list[str]) -> list[Remote]:
+    """The stand-ins of the kernel's ``names`` for ``check``'s parameters, in order: a class or
+    function by name, and for a parameter that takes an answer, a handle to the value."""
+    return [session.answer(name) if parameter in check.answers else session.lookup(name)
+            for parameter, name in zip(check.targets, names)]
+
+
 def grade(channel: Channel, name: str, args: list[str],
           wall: float = 2 * SECONDS_PER_CHECK) -> list[NotebookNode]:
     """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``; the
@@ -71,8 +79,7 @@ def grade(channel: Channel, name: str, args: list[str],
         return [fault_output(f"it has no check named {name}")]
     session = Session(channel, SECONDS_PER_CHECK, min(2 * SECONDS_PER_CHECK, wall))
     try:
-        targets = [session.lookup(arg) for arg in args]
-        CHECKS[name].run(*targets)
+        CHECKS[name].run(*arguments(session, CHECKS[name], args))
     except CheckFailure as failure:
         return [failure_output(str(failure))]
     except RemoteError as error:    # a name the notebook never defined

@@ -144,6 +144,12 @@ class Session:
             raise ChannelError(f"{name} is data in the kernel, not a class or function")
         return value
 
+    def answer(self, name: str) -> "Remote":
+        """A handle to whatever the kernel's variable ``name`` holds (an answer to a question,
+        data or not), so that the integrity rules see the kernel and the check reads the value
+        with ``value``."""
+        return self.send("held", "lookup", name)
+
 
 def _shared(value) -> bool:
     """Whether CPython gives ``value`` one object for everyone (None, booleans, small ints,

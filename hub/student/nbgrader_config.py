@@ -1,9 +1,11 @@
-"""What every student's server on the course hub reads (the hub puts this folder on
-``JUPYTER_CONFIG_PATH``): which course, where its exchange is, and who the student is.
+"""What every student's server on the course hub reads (its sandbox shows this folder at
+``/srv/minitorch/config``, on ``JUPYTER_CONFIG_PATH``): which course, where its exchange is
+inside the sandbox, and who the student is.
 
-nbgrader takes a student's name from the OS user, but on ``make hub`` every server runs as
-the hub's own OS user; the name the hub logged them in with (``JUPYTERHUB_USER``, set by the
-hub, not by the student) is the one their submissions and feedback go under.
+The sandbox runs the server as the student's own Unix account, which its ``/etc/passwd``
+names after them, so nbgrader's own guess and ``JUPYTERHUB_USER`` (set by the hub, not by the
+student) agree; what the student can submit as is decided by the sandbox and the collector,
+not by this name.
 """
 import os
 

@@ -213,6 +213,23 @@ def test_lint_wants_round_points(course):
     assert any("multiple of 10" in line for line in source_problems(unit, CHECKS))
 
 
+def test_lint_counts_points_graded_by_hand_in_the_total(course):
+    """8 autograded points and a written answer worth 2, graded by hand, make a round 10."""
+    unit = Unit("01_first", course)
+    nb = read(unit.source)
+    nb.cells[HIDDEN_CELL].metadata.nbgrader.points = 8
+    nb.cells[1].source = "### Exercise 1: `square` (8 points)"
+    task = new_markdown_cell("### Question 1.1 (2 points, graded by hand): why?", id="question",
+                             metadata=nbgrader("question", locked=True, task=True, points=2))
+    nb.cells.insert(HIDDEN_CELL + 2, task)
+    write(nb, unit.source)
+    assert source_problems(unit, CHECKS) == []
+    task.metadata.nbgrader.points = 3
+    task.source = "### Question 1.1 (3 points, graded by hand): why?"
+    write(nb, unit.source)
+    assert any("total points 11 is not" in line for line in source_problems(unit, CHECKS))
+
+
 @pytest.mark.parametrize("heading, problem", [
     ("### Exercise 1: `square` (8 points)", "promises 8 points but the cells in its section score 10"),
     ("### Exercise 1: `square`", "under no heading that says how many points"),

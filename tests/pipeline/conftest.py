@@ -36,3 +36,7 @@ def credentials(tmp_path_factory):
     """TLS files for the tests' ``dask scheduler`` and ``dask worker`` processes, made with the
     README's openssl command."""
     return make_credentials(tmp_path_factory.mktemp("tls"))
+
+
+# One course hub for the term test and the attack test (tests/pipeline/hubs.py).
+from hubs import chromium, hub  # noqa: E402,F401

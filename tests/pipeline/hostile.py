@@ -38,9 +38,9 @@ class Attack:
         return UNIT_POINTS[self.unit]
 
 
-UNIT_POINTS = {"03_module_linear": 20, "04_activations": 20, "09_training": 30,
+UNIT_POINTS = {"03_module_linear": 20, "04_activations": 30, "09_training": 30,
                "11_capstone": 30}   # the maximum
-MANUAL_POINTS = {"11_capstone": 10}    # the reflection, graded by hand
+MANUAL_POINTS = {"04_activations": 2, "11_capstone": 10}    # written answers, graded by hand
 CHECKS = dict(unit="04_activations", cell="relu-classes")
 CAPSTONE = dict(unit="11_capstone", cell="model-and-training")
 FORGED_RUN = ("SimpleNamespace(seconds=1.0, test_accuracy=0.99, history={'train_loss': [0.1]}, "

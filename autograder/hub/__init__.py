@@ -1,0 +1,15 @@
+"""The course's JupyterHub (``make hub``, ``hub/jupyterhub_config.py``): a hub fit for credit
+on one Linux server, where every student's server is a sandbox of its own.
+
+Modules:
+    ``limits``      what one student's server may use (memory, processes, CPU, disk), as data;
+    ``cgroups``     those limits enforced by the kernel's control groups (v1 hierarchies);
+    ``accounts``    a Unix account per student, made by the hub (a uid of their own);
+    ``homes``       a home per student on a file system image of its own size (the disk limit);
+    ``sandbox``     the bubblewrap command a student's server runs in: what it sees;
+    ``spawner``     JupyterHub's spawner that puts the four together, and ends it all at stop;
+    ``student_env`` the environment student servers run from, built from the student bundle;
+    ``state``       the hub's secrets and database in files of mode 0600 (``hub/state/hub``);
+    ``roster``      the class list a hub makes its logins from;
+    ``logins``      one password per person, rate-limited failures, strong instructor passwords.
+"""

@@ -1,0 +1,104 @@
+"""What a student's server sees: the bubblewrap command it runs in, built from a ``View``.
+
+The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces and a mount
+namespace that holds only:
+
+- the system's libraries and programs, read-only (``autograder.pipeline.bwrap.SYSTEM``);
+- the student environment and the interpreter it was made from, read-only: Jupyter, nbgrader's
+  student extensions and the ``course`` package, no ``minitorch_ref``, no ``autograder``;
+- ``/etc/passwd`` and ``/etc/group`` that name the student and root alone, and ``/etc/hosts``;
+- the student's home (``/home/<student>``), read-write, the only file system it can fill;
+- the students' Jupyter configuration (``hub/student``) at ``/srv/minitorch/config``;
+- the exchange's folders the student may use (``View.exchange``), in a private exchange root;
+- a private ``/tmp`` and ``/dev/shm`` and its own ``/proc``: only its own processes.
+
+Inside, ``setpriv`` becomes the student's account (all three uids and gids, no supplementary
+groups), drops every capability from all sets and the bounding set and sets no-new-privs, then
+runs the server. The network namespace stays the machine's: the proxy reaches the server over
+loopback. ``--die-with-parent``: the sandbox dies with the hub; and when the hub stops the
+server, bwrap's death ends the PID namespace, so every process the student started dies too.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from autograder.hub.accounts import Account
+from autograder.pipeline.bwrap import SYSTEM, binds
+
+CONFIG = "/srv/minitorch/config"
+ETC = ("/etc/hosts", "/etc/mime.types", "/etc/ssl")
+
+
+@dataclass(frozen=True)
+class View:
+    """What one student's server sees. Paths are outside paths unless named ``inside``."""
+
+    account: Account
+    home: Path                                   # mounted on /home/<student>
+    environment: Path                            # the student virtual environment
+    interpreter: Path                            # the Python prefix it was made from
+    config: Path                                 # hub/student, on CONFIG
+    identity: Path                               # a folder with this sandbox's passwd and group
+    exchange: tuple[tuple[Path, str, bool], ...] = ()   # (outside, inside, writable)
+    scratch: tuple[str, ...] = ()                # inside: private 1 MiB folders (mode 1777)
+    shm_bytes: int = 64 << 20
+
+    @property
+    def inside_home(self) -> str:
+        return f"/home/{self.account.student}"
+
+
+def identity_files(view: View) -> None:
+    """Write the ``passwd`` and ``group`` the sandbox sees: root, the student, nobody."""
+    account, folder = view.account, view.identity
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (folder / "passwd").write_text(
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"{account.student}:x:{account.uid}:{account.gid}::{view.inside_home}:/bin/bash\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+    (folder / "group").write_text(f"root:x:0:\n{account.student}:x:{account.gid}:\n"
+                                  "nogroup:x:65534:\n")
+
+
+def command(view: View, bwrap: str | None = None, setpriv: str | None = None) -> list[str]:
+    """``bwrap`` and ``setpriv`` arguments; the server's command line follows them."""
+    inside = [(str(view.interpreter), False), (str(view.environment), False),
+              ("/etc/passwd", False), (CONFIG, False), (view.inside_home, True)]
+    inside += [(path, writable) for _, path, writable in view.exchange]
+    args = [bwrap or shutil.which("bwrap") or "bwrap", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup", "--hostname", view.account.student,
+            "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(view.shm_bytes), "--tmpfs", "/dev/shm"]
+    args += _parents([path for path, _ in inside], view.scratch) + binds(SYSTEM, "--ro-bind")
+    args += binds(ETC, "--ro-bind")
+    args += ["--ro-bind", str(view.interpreter), str(view.interpreter),
+             "--ro-bind", str(view.environment), str(view.environment),
+             "--ro-bind", str(view.identity / "passwd"), "/etc/passwd",
+             "--ro-bind", str(view.identity / "group"), "/etc/group",
+             "--ro-bind", str(view.config), CONFIG,
+             "--bind", str(view.home), view.inside_home]
+    for outside, path, writable in view.exchange:
+        args += ["--bind" if writable else "--ro-bind", str(outside), path]
+    return args + ["--chdir", view.inside_home, "--", setpriv or shutil.which("setpriv") or "setpriv",
+                   f"--reuid={view.account.uid}", f"--regid={view.account.gid}", "--clear-groups",
+                   "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def _parents(paths: list[str], scratch: tuple[str, ...]) -> list[str]:
+    """Folders made on the way to each bind: root's, 0755 (bwrap would make them 0700, which
+    the student could not pass), or a private 1 MiB tmpfs, 1777, for those in ``scratch``
+    (nbgrader wants its exchange root writable). The system's own folders are bound, never made."""
+    made: list[str] = []
+    args: list[str] = []
+    for path in paths:
+        for parent in map(str, reversed(PurePosixPath(path).parents)):
+            if parent in ("/", "/tmp", "/dev", *made) or any(
+                    parent == system or parent.startswith(system + "/") for system in SYSTEM):
+                continue
+            made.append(parent)
+            args += (["--perms", "1777", "--size", str(1 << 20), "--tmpfs", parent]
+                     if parent in scratch else ["--perms", "0755", "--dir", parent])
+    return args

@@ -1,0 +1,277 @@
+"""A student attacks the course hub from her own kernel and terminal (issue 33's list).
+
+Alice logs in with her own password and, from code in her kernel and commands in her
+terminal, tries what a student on the old hub could: read the course, the hub's secrets and
+other homes; write where others read; find a password or token in another process; use her
+own token beyond her server; log in or hand in as someone else; import the reference; starve the others
+with a memory bomb, a fork bomb or a full disk; leave a process behind her server; guess the
+instructor's password. Each attempt must fail, and Bob's server and the hub must keep
+answering meanwhile. Runs on the hub of ``hubs.py`` (shared with the term test).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+from hubs import Visit, processes_of
+
+from autograder.hub import logins
+
+pytestmark = pytest.mark.pipeline
+
+
+@pytest.fixture(scope="module")
+def alice(hub):
+    return Visit(hub, "alice")
+
+
+@pytest.fixture(scope="module")
+def bob(hub):
+    return Visit(hub, "bob")
+
+
+def _probe(visit: Visit, code: str) -> dict:
+    """Run ``code`` (which sets ``result``) in the kernel; ``result`` as JSON."""
+    out = visit.run(code + "\nimport json; print('RESULT' + json.dumps(result))")
+    assert "RESULT" in out, out
+    return json.loads(out.split("RESULT", 1)[1])
+
+
+def _secrets(hub) -> dict[str, str]:
+    state = hub.state / "hub"
+    found = {name: (state / name).read_text().strip() for name in ("proxy_token", "cookie_secret")}
+    found.update({f"{user}'s password": hub.password(user)
+                  for user in ("instructor", "bob", "carol", "dave")})
+    return found
+
+
+def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
+    result = _probe(alice, "import os, pwd\nstatus = open('/proc/self/status').read()\n"
+                           "result = [os.getuid(), os.geteuid(), os.getgroups(), "
+                           "pwd.getpwuid(os.getuid()).pw_name, "
+                           "[l for l in status.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]]")
+    account = Path(hub.state / "homes" / "alice").stat()
+    assert result[:4] == [account.st_uid, account.st_uid, [], "alice"] and account.st_uid != 0
+    assert result[4] == ["CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1"]
+
+
+def _readable(visit: Visit, paths: list[str]) -> dict:
+    return _probe(visit, f"result = {{}}\nfor path in {paths!r}:\n"
+                         "    try:\n        result[path] = open(path, 'rb').read(64).hex()\n"
+                         "    except OSError as error:\n        result[path] = type(error).__name__\n")
+
+
+def test_she_reads_nothing_of_the_course_the_hub_or_other_homes(hub, alice, bob):
+    bob.run("open('/home/bob/diary.txt', 'w').write('mine')")
+    paths = [hub.course / "source" / "01_setup" / "01_setup.ipynb", hub.course / "gradebook.db",
+             hub.course / "nbgrader_config.py", hub.state / "hub" / "cookie_secret",
+             hub.state / "hub" / "jupyterhub.sqlite", hub.state / "hub" / "proxy_token",
+             hub.state / "logins.csv", hub.state / "homes" / "bob" / "diary.txt",
+             "/home/bob/diary.txt", "/etc/shadow"]
+    result = _readable(alice, [str(path) for path in paths])
+    assert set(result.values()) <= {"FileNotFoundError", "PermissionError"}, result
+
+
+def test_she_cannot_write_where_other_servers_read(hub, alice):
+    result = _probe(alice, "result = {}\nfor path in ['/srv/minitorch/config/nbgrader_config.py', "
+                           f"{str(hub.course / 'source' / 'evil.py')!r}, '/usr/lib/evil.py', "
+                           f"{str(Path(hub.env['MINITORCH_HUB_STUDENT_ENV']) / 'evil.pth')!r}]:\n"
+                           "    try:\n        open(path, 'a').write('x'); result[path] = 'written'\n"
+                           "    except OSError as error:\n        result[path] = type(error).__name__\n")
+    assert "written" not in result.values(), result
+
+
+def test_no_process_she_can_see_holds_a_secret(hub, alice):
+    result = _probe(alice, "import os\nresult = {}\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+                           "    text = ''\n    for part in ('environ', 'cmdline'):\n"
+                           "        try:\n            text += open(f'/proc/{pid}/{part}', 'rb').read().decode('latin-1')\n"
+                           "        except OSError:\n            pass\n"
+                           "    result[pid] = [open(f'/proc/{pid}/status').read().split('Uid:')[1].split()[0], text]\n")
+    own = str(Path(hub.state / "homes" / "alice").stat().st_uid)
+    assert {uid for uid, _ in result.values()} <= {own, "0"}, result.keys()
+    assert len(result) < 20, f"she sees {len(result)} processes"
+    leaked = [name for name, secret in _secrets(hub).items()
+              if any(secret in text for _, text in result.values())]
+    assert leaked == [], leaked
+
+
+def test_her_token_opens_only_her_own_server(hub, alice):
+    port = int(hub.url.rsplit(":", 1)[1])
+    result = _probe(alice, f"""import os, urllib.request, urllib.error
+token = os.environ['JUPYTERHUB_API_TOKEN']
+result = {{}}
+for name, url in [('proxy routes', 'http://127.0.0.1:{port + 2}/api/routes'),
+                  ('hub users', 'http://127.0.0.1:{port + 1}/hub/api/users'),
+                  ('bob tokens', 'http://127.0.0.1:{port + 1}/hub/api/users/bob/tokens'),
+                  ('instructor terminals', 'http://127.0.0.1:{port}/user/instructor/api/terminals'),
+                  ('bob kernels', 'http://127.0.0.1:{port}/user/bob/api/kernels'),
+                  ('own kernels', 'http://127.0.0.1:{port}/user/alice/api/kernels')]:
+    request = urllib.request.Request(url, headers={{'Authorization': f'token {{token}}'}})
+    try:
+        result[name] = urllib.request.urlopen(request, timeout=10).status
+    except urllib.error.HTTPError as error:
+        result[name] = error.code
+""")
+    assert result.pop("own kernels") == 200
+    assert all(code in (401, 403, 404) for code in result.values()), result
+
+
+def _logs_in(hub, user: str, password: str) -> bool:
+    session = requests.Session()
+    session.get(f"{hub.url}/hub/login")
+    answer = session.post(f"{hub.url}/hub/login", allow_redirects=False,
+                          data={"username": user, "password": password,
+                                "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
+    return answer.status_code == 302
+
+
+def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
+    """The network namespace is shared (the proxy must reach her server): her kernels talk
+    to her server over Unix sockets in her home (``hub/student``), never over TCP, where
+    anyone on the machine could subscribe to their output. Her processes listen on two TCP
+    ports: her server's, which asks every request for her token, and ipykernel's pipe for
+    the output of forked processes, a receive-only socket that drops what lacks its random key."""
+    kernels = _probe(alice, "import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
+                            "result = [[json.load(open(f))['transport'] for f in "
+                            "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
+                            "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
+    mine = set(processes_of((hub.state / "homes" / "alice").stat().st_uid))
+    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[1:3]
+                 for c in psutil.net_connections("tcp")
+                 if c.status == psutil.CONN_LISTEN and c.pid in mine}
+    server = f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/jupyterhub-singleuser"
+    assert kernels[0] and set(kernels[0]) == {"ipc"}, kernels
+    assert listening[kernels[1]] == ["-m", "ipykernel_launcher"]      # this kernel's pipe
+    assert sorted(map(tuple, listening.values())) == \
+        [("-m", "ipykernel_launcher")] * len(kernels[0]) + [(server,)], listening
+
+
+def test_her_password_is_hers_alone(hub):
+    assert _logs_in(hub, "alice", hub.password("alice"))
+    assert not _logs_in(hub, "bob", hub.password("alice"))
+    assert not _logs_in(hub, "instructor", hub.password("alice"))
+    assert len({hub.password(user) for user in ("alice", "bob", "carol", "dave", "instructor")}) == 5
+
+
+def test_neither_the_reference_nor_the_autograder_imports(alice):
+    result = _probe(alice, "import importlib.util, sys\nresult = [sys.prefix, "
+                           "[m for m in ('minitorch_ref', 'autograder', 'numpy', 'nbgrader', 'course') "
+                           "if importlib.util.find_spec(m)]]")
+    assert result[1] == ["numpy", "nbgrader", "course"], result
+
+
+def test_she_hands_in_only_as_herself(hub, alice, bob):
+    """Her sandbox shows her own inbound and feedback only; a submission in her inbound that
+    names Bob (``--student``, ``JUPYTERHUB_USER``) is refused at collect, Bob's own collected."""
+    nbgrader = [str(Path(sys.executable).with_name("nbgrader"))]
+    subprocess.run(nbgrader + ["release_assignment", "01_setup", "--force"], cwd=hub.course,
+                   env=hub.env, check=True, capture_output=True)
+    exchange = "/srv/nbgrader/exchange/minitorch"
+    fetch = f"rm -rf ~/hand-in && mkdir ~/hand-in && cd ~/hand-in && cp -r {exchange}/outbound/01_setup ."
+    bob.shell(f"{fetch} && nbgrader submit 01_setup")
+    seen = alice.shell(f"{fetch} && echo FORGED > 01_setup/forged.txt && "
+                       "nbgrader submit 01_setup --student=bob; JUPYTERHUB_USER=bob nbgrader submit "
+                       f"01_setup; echo LISTING; ls {exchange} {exchange}/inbound {exchange}/feedback; "
+                       f"touch {exchange}/outbound/01_setup/x {exchange}/feedback/x")
+    listing = seen.split("LISTING", 1)[1]
+    inbound = listing.split("/inbound:", 1)[1].split("touch:", 1)[0]
+    assert "students" not in listing and inbound.count("bob+01_setup+") == 2, listing
+    assert listing.count("Read-only file system") == 2, listing
+    collected = subprocess.run(nbgrader + ["collect", "01_setup", "--update"], cwd=hub.course,
+                               env=hub.env, capture_output=True, text=True)
+    said = collected.stdout + collected.stderr
+    print(f"\ncollect: {said[-1500:]}")
+    assert said.count("handed in by alice under another student's name") == 2, said
+    assert (hub.course / "submitted" / "bob" / "01_setup" / "timestamp.txt").exists()
+    assert not (hub.course / "submitted" / "bob" / "01_setup" / "forged.txt").exists()
+
+
+def test_nothing_she_started_outlives_her_server(hub, alice):
+    """Two daemons of hers (``setsid nohup``, a double fork), then JupyterHub stops her server."""
+    alice.shell("(setsid nohup sleep 4242 > /dev/null 2>&1 &); (python3 -c 'import os, time; "
+                "os.fork() and os._exit(0); os.setsid(); time.sleep(4343)' &)")
+    uid = (hub.state / "homes" / "alice").stat().st_uid
+    daemons = [pid for pid in processes_of(uid)
+               if any(n in Path(f"/proc/{pid}/cmdline").read_bytes() for n in (b"4242", b"4343"))]
+    assert len(daemons) == 2, processes_of(uid)
+    xsrf = alice.http.cookies.get("_xsrf", path="/hub/")
+    stopped = alice.http.delete(f"{hub.url}/hub/api/users/alice/server", headers={"X-XSRFToken": xsrf})
+    assert stopped.status_code in (202, 204), stopped.text
+    deadline = time.monotonic() + 30
+    while (processes_of(uid) or os.path.ismount(hub.state / "homes" / "alice")) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_of(uid) == [] and not os.path.ismount(hub.state / "homes" / "alice")
+
+
+class Pulse:
+    """Bob's server and the hub, asked every 0.2 s from another thread: the slowest answer."""
+
+    def __init__(self, hub, bob: Visit) -> None:
+        self.urls = [f"{bob.base}/api/status", f"{hub.url}/hub/api"]
+        self.http, self.slowest, self.failures = bob.http, 0.0, []
+        self.running = threading.Event()
+
+    def __enter__(self):
+        self.running.set()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+        self.thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while self.running.is_set():
+            for url in self.urls:
+                started = time.monotonic()
+                try:
+                    code = self.http.get(url, timeout=10).status_code
+                except requests.RequestException as error:
+                    code = str(error)
+                self.slowest = max(self.slowest, time.monotonic() - started)
+                if code != 200:
+                    self.failures.append((url, code))
+            time.sleep(0.2)
+
+    def __exit__(self, *exc) -> None:
+        self.running.clear()
+        self.thread.join()
+
+
+def test_a_memory_bomb_fork_bomb_and_full_disk_leave_the_others_answering(hub, bob):
+    """On a server of hers started anew (the previous test stopped the first)."""
+    alice = Visit(hub, "alice")
+    with Pulse(hub, bob) as pulse:
+        memory = alice.run("chunks = []\nwhile True:\n    chunks.append(b'x' * (64 << 20))", timeout=120)
+        disk = alice.shell("dd if=/dev/zero of=$HOME/fill bs=1M count=400 2>&1 | grep -o 'No space.*'; "
+                           "rm $HOME/fill")
+        fork = alice.shell("bomb() { bomb | bomb & }; bomb; sleep 5", timeout=15)
+    print(f"\nmemory bomb: {memory[-200:]!r}\ndisk: {disk[-300:]!r}\nfork bomb: {fork[-300:]!r}\n"
+          f"slowest answer of bob's server or the hub meanwhile: {pulse.slowest:.2f} s")
+    assert pulse.failures == [] and pulse.slowest < 2.0, (pulse.failures, pulse.slowest)
+    assert memory == "kernel restarting"          # the kernel, killed; her server lives on
+    assert "No space left on device" in disk
+    assert "Resource temporarily unavailable" in fork or "retry: No child processes" in fork
+
+
+def test_guessing_the_instructor_password_is_slowed_down(hub):
+    """Last: afterwards the instructor waits a minute before their next login."""
+    started, answers = time.monotonic(), []
+    for attempt in range(300):
+        session = requests.Session()
+        session.get(f"{hub.url}/hub/login")
+        answers.append(session.post(f"{hub.url}/hub/login", allow_redirects=False, data={
+            "username": "instructor", "password": f"guess-{attempt}",
+            "_xsrf": session.cookies.get("_xsrf", path="/hub/")}).status_code)
+    checked = len(answers) - answers.count(429)
+    print(f"\n300 guesses in {time.monotonic() - started:.1f} s: {checked} checked and wrong "
+          f"(403), {answers.count(429)} refused unchecked (429)")
+    assert 1 <= checked <= logins.FREE      # test_her_password_is_hers_alone tried one already
+    assert answers == [403] * checked + [429] * (300 - checked)
+    assert not _logs_in(hub, "instructor", hub.password("instructor"))

@@ -1,0 +1,100 @@
+"""The course hub's parts that need no hub: limits, the roster, passwords and the sandbox's
+command line (``autograder/hub/``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.hub import limits, logins, roster, sandbox
+from autograder.hub.accounts import Account, AccountError, unix_name
+
+
+def test_limits_read_from_one_variable_and_refuse_nonsense():
+    assert limits.parse("memory=4G, processes=512,cpus=0.5") == \
+        limits.Limits(memory=4 << 30, processes=512, cpus=0.5, disk=2 << 30)
+    assert limits.parse(None).describe() == "memory 2G, 256 processes, 1 CPU, disk 2G"
+    for text, said in [("memory=lots", "must be a size"), ("disk=1M", "less than 64M"),
+                       ("cpus=all", "number of cores"), ("processes=3", "16 or more"),
+                       ("swap=1G", "is not one of")]:
+        with pytest.raises(ValueError, match=said):
+            limits.parse(text)
+
+
+def test_a_roster_names_its_bad_line(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("Name,SIS Login ID,Username\nAda L.,x,ada\nAlan T.,y,Alan\n")
+    with pytest.raises(roster.RosterError, match=r"line 3: the student id 'Alan' has capitals"):
+        roster.read(path)
+    path.write_text("student\nada\n../bob\n")
+    with pytest.raises(roster.RosterError, match="line 3: the student id '../bob' starts with a dot"):
+        roster.read(path)
+    path.write_text("email\nada@example.org\n")
+    with pytest.raises(roster.RosterError, match="no column named student or username or login"):
+        roster.read(path)
+    path.write_text("\ufeffstudent,name\nada,Ada\ngrace,Grace\n")     # an LMS export's BOM
+    assert roster.read(path) == ["ada", "grace"]
+
+
+def test_passwords_are_one_per_person_in_a_private_file(tmp_path):
+    path = tmp_path / "logins.csv"
+    assert logins.ensure(path, ["ada", "grace"], "prof") == ["prof", "ada", "grace"]
+    first = logins.read(path)
+    assert path.stat().st_mode & 0o777 == 0o600 and len(set(first.values())) == 3
+    assert logins.ensure(path, ["ada", "grace", "alan"], "prof", "chosen") == ["alan", "prof"]
+    second = logins.read(path)
+    assert second["ada"] == first["ada"] and second["prof"] == "chosen"
+    assert logins.reset(path, "ada") == logins.read(path)["ada"] != first["ada"]
+
+
+@pytest.mark.parametrize("password, why", [
+    ("short-1!", "fewer than 12"),
+    ("instructor-" + "x" * 32, "rates it 3 of 4"),
+    ("password123456", "similar to a commonly used password"),
+    ("minitorchminitorch", "rates it"),
+])
+def test_weak_instructor_passwords_are_refused(password, why):
+    assert why in logins.weakness(password, "instructor")
+
+
+def test_strong_passwords_pass():
+    assert logins.weakness("plural-wombat-harbour-tangerine-47", "instructor") is None
+
+
+def test_the_throttle_checks_five_then_one_a_minute(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(logins.time, "monotonic", lambda: clock[0])
+    throttle = logins.Throttle()
+    for _ in range(logins.FREE):
+        assert throttle.remaining("prof") == 0
+        throttle.failed("prof")
+    assert throttle.remaining("prof") == logins.WAIT and throttle.remaining("ada") == 0
+    clock[0] += logins.WAIT
+    assert throttle.remaining("prof") == 0
+    throttle.succeeded("prof")
+    assert throttle.remaining("prof") == 0
+
+
+def test_unix_names_are_checked():
+    assert unix_name("jupyter-", "ada") == "jupyter-ada"
+    with pytest.raises(AccountError, match="cannot be a Unix account name"):
+        unix_name("jupyter-", "a" * 30)
+
+
+def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
+    view = sandbox.View(Account("jupyter-ada", "ada", 1234, 1234), tmp_path / "homes" / "ada",
+                        Path("/opt/student-env"), Path("/opt/python3.11"), Path("/srv/hub/student"),
+                        tmp_path / "sandboxes" / "ada",
+                        ((tmp_path / "exchange", "/srv/nbgrader/exchange", True),))
+    args = sandbox.command(view, "bwrap", "setpriv")
+    pairs = {(args[i], args[i + 1], args[i + 2]) for i in range(len(args) - 2)
+             if args[i] in ("--bind", "--ro-bind")}
+    assert {(kind, inside) for kind, _, inside in pairs if inside.startswith(("/home", "/srv", "/opt"))} \
+        == {("--bind", "/home/ada"), ("--ro-bind", "/opt/student-env"),
+            ("--ro-bind", "/opt/python3.11"), ("--ro-bind", sandbox.CONFIG),
+            ("--bind", "/srv/nbgrader/exchange")}
+    assert args[args.index("--") + 1:] == ["setpriv", "--reuid=1234", "--regid=1234",
+                                            "--clear-groups", "--inh-caps=-all",
+                                            "--bounding-set=-all", "--no-new-privs", "--"]
+    assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
+    assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
