@@ -8,8 +8,9 @@ from minitorch_ref.nn.im2col import Pair, add_windows, output_size, pair, window
 from minitorch_ref.nn.module import Module
 
 
-class _Pool2d(Module):
-    """What both poolings share: the window, its validation and the saved shapes."""
+class Pool2d(Module):
+    """The base of ``MaxPool2d`` and ``AvgPool2d``: the window (``kernel_size``, ``stride``,
+    by default the kernel size), the input's validation and the shapes forward saves."""
 
     def __init__(self, kernel_size: int | Pair, stride: int | Pair | None = None) -> None:
         super().__init__()
@@ -38,7 +39,7 @@ class _Pool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}"
 
 
-class MaxPool2d(_Pool2d):
+class MaxPool2d(Pool2d):
     r"""The largest value of each window: :math:`Y_{n,c,i,j} = \max_{p,q} X_{n,c,\,s i+p,\,s j+q}`.
 
     Backward sends each :math:`G_{n,c,i,j}` to the position of its window's maximum only
@@ -71,7 +72,7 @@ class MaxPool2d(_Pool2d):
         return add_windows(grads, self.input_shape, self.stride)
 
 
-class AvgPool2d(_Pool2d):
+class AvgPool2d(Pool2d):
     r"""The mean of each window: :math:`Y_{n,c,i,j} = \frac{1}{k_H k_W}\sum_{p,q} X_{n,c,\,s i+p,\,s j+q}`.
 
     Backward gives every pixel of a window :math:`G_{n,c,i,j} / (k_H k_W)`; overlapping
