@@ -12,4 +12,5 @@ Modules:
     ``state``       the hub's secrets and database in files of mode 0600 (``hub/state/hub``);
     ``roster``      the class list a hub makes its logins from;
     ``logins``      one password per person, rate-limited failures, strong instructor passwords.
+    ``origins``     where users open the hub, and each user's server on a host of its own.
 """
