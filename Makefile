@@ -80,6 +80,7 @@ parity: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.mlp
 	$(BIN)/python -m bench.tiny
+	$(BIN)/python -m bench.conv
 	$(BIN)/python -m bench.notebooks
 	$(BIN)/python -m bench.headless
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/autograde.py
