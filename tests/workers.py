@@ -26,7 +26,8 @@ SHARED = {
         "tests/notebooks/test_release.py", "tests/pipeline/test_feedback_report.py",
         "tests/pipeline/test_gradebook.py", "tests/pipeline/test_grading.py",
         "tests/pipeline/test_mutants.py")),
-    "course hub": (("hub",), ("tests/pipeline/test_hub.py", "tests/pipeline/test_hub_attacks.py")),
+    "course hub": (("hub",), ("tests/pipeline/test_hub.py", "tests/pipeline/test_hub_attacks.py",
+                              "tests/pipeline/test_hub_across_origins.py")),
     "student bundle": (("student_bundle", "student_env", "release_runs"), (
         "tests/pipeline/test_bundle.py", "tests/notebooks/test_validation.py")),
 }

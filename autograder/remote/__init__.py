@@ -2,5 +2,5 @@
 
 ``agent`` (sent into the kernel) and ``channel`` carry requests and data-only replies;
 ``proxy`` gives checks ``Remote`` stand-ins for the student's classes; ``hidden`` grades a
-hidden test cell with them. See the README's threat model.
+hidden test cell with them. See docs/how-it-works.md and the threat model, docs/security.md.
 """

@@ -1,5 +1,5 @@
 """What the Dask tests share: students who hand in unit 01 (the course: tests/scratch.py), their
-scores in the gradebook, TLS credentials made as the README says, and real ``dask scheduler``
+scores in the gradebook, TLS credentials made as docs/deploying.md says, and real ``dask scheduler``
 and ``dask worker`` processes started with them.
 
 (Imported as ``grading_cluster``: pytest puts this folder on ``sys.path``.)
@@ -29,7 +29,7 @@ LIMITS = Limits(cell_timeout=30)
 
 def make_credentials(folder: Path) -> TLSFiles:
     """A key and a self-signed certificate that is its own certificate authority, made with
-    the README's openssl command ("Grading on a cluster")."""
+    the openssl command of docs/deploying.md ("An existing cluster over TLS")."""
     folder.mkdir(parents=True, exist_ok=True)
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:3072", "-nodes", "-days", "30",
