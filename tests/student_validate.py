@@ -1,7 +1,7 @@
-"""Validate a release notebook once in the student environment, as JupyterLab's Validate
-button does, and report what each reader of that one run needs (as JSON on stdout).
+"""Validate release notebooks once each in the student environment, as JupyterLab's Validate
+button does, and report what each reader of that one run needs (a line of JSON per notebook).
 
-``python student_validate.py NOTEBOOK`` with the student environment's Python. The button's
+``python student_validate.py NOTEBOOK...`` with the student environment's Python. The button's
 handler loads the Jupyter configuration (the student wheel's ``nbgrader_config.py``:
 ``validate_all``) and runs nbgrader's ``Validator``, which runs every cell even after one
 fails. From that run come: the button's verdict, the inverted verdict (which cells would
@@ -53,11 +53,13 @@ def main(notebook: Path) -> dict:
     button.preprocessors = [*button.preprocessors, Keep]
     verdict = button.validate(str(probed))
     executed = nbformat.read(str(ran), as_version=4)
-    return {"validate_all": config.Validator.validate_all, "button": verdict,
+    return {"unit": notebook.parent.name, "validate_all": config.Validator.validate_all,
+            "button": verdict,
             "inverted": Validator(invert=True, preprocessors=[CheckCellMetadata]).validate(str(ran)),
             "first_error": first_error(executed),
             "probe": json.loads(executed.cells[0].outputs[0].text)}
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(Path(sys.argv[1]).resolve())))
+    for path in sys.argv[1:]:
+        print(json.dumps(main(Path(path).resolve())), flush=True)
