@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test docs screenshots parity bench clean student-bundle lab hub
+.PHONY: demo test soak docs screenshots parity bench clean student-bundle lab hub
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,10 +52,16 @@ student-bundle: $(STAMP)
 	$(BIN)/python -m autograder bundle --out build/student-bundle $(BUNDLE_FLAGS)
 
 # The hub's browser test needs the proxy: without npm it skips (under CI=true it fails).
+# Two pytest-xdist workers, given whole files of tests (tests/workers.py); the ten slowest
+# tests are listed at the end.
 test: $(STAMP)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(PROXY); \
 	  else echo "NOTE: npm is missing; the JupyterHub test will be skipped."; fi
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10
+
+# The soak tests with their full repetitions (the suite runs each a few times: tests/soak.py).
+soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak --soak
 
 # The documentation site (docs/, Sphinx with MyST Markdown) in build/docs/html: warnings are
 # errors and every internal reference must resolve (tests/test_docs.py builds it the same way).

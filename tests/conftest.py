@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
+pytest_plugins = ["workers", "soak", "student_bundle", "scratch"]     # tests/<name>.py
+
 # Kernels and processes the tests start (nbval, nbgrader, the browser test) inherit this.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -27,6 +29,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 JUPYTER_STATE = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
                  "MPLCONFIGDIR")
 CELL_TIMEOUT = 30   # seconds: above the checks' own limits (10 s computing, 20 s waiting), so their message shows
+# A check's wait for the kernel: 9 times its computing limit (10 s), so that a loop in a kernel
+# that gets a sixth of a core (two test workers on a busy 2-core machine) still uses up its
+# computing first, as it would on a grading worker of its own, and says so.
+CHECK_WAIT = 90
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -81,7 +87,8 @@ class GradedClass:
         from autograder.pipeline.grade import grade
         from autograder.pipeline.job import Limits
         submit(self.root, students)
-        summary = grade(self.root, workers=2, limits=Limits(cell_timeout=CELL_TIMEOUT),
+        summary = grade(self.root, workers=2,
+                        limits=Limits(cell_timeout=CELL_TIMEOUT, check_wait_seconds=CHECK_WAIT),
                         progress=False, students=[s.name for s in students])
         self.students += students
         self.results += summary.results

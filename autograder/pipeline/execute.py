@@ -41,6 +41,7 @@ from traitlets import Float, Integer, Type, Unicode, default
 
 from autograder.pipeline import flags
 from autograder.pipeline.kernel_cpu import KernelCPU
+from autograder.registry import SECONDS_PER_CHECK
 from autograder.remote import hidden, visible
 from autograder.remote.channel import Channel, ChannelError
 
@@ -164,6 +165,8 @@ class Execute(NbgraderExecute):
                          "(0: never); no cell starts after it").tag(config=True)
     job_seconds = Float(0.0, help="the job's time budget, for the note on cells it stopped"
                         ).tag(config=True)
+    check_wait_seconds = Float(2 * SECONDS_PER_CHECK, help="how long a hidden cell's check "
+                               "waits for the kernel (job.Limits)").tag(config=True)
     sandbox_record = Unicode("", help="the sandbox's record (autograder.pipeline.spawn); empty: "
                              "the kernel is the process the kernel manager started"
                              ).tag(config=True)
@@ -224,7 +227,8 @@ class Execute(NbgraderExecute):
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)
-        cell.outputs = hidden.grade(self._agent(), *call, wall=self._left())
+        cell.outputs = hidden.grade(self._agent(), *call,
+                                    wall=min(self.check_wait_seconds, self._left()))
         _flag(cell, cell.outputs)
         self.code_cells_executed += 1           # it ran, here: numbered as nbclient numbers cells
         cell.execution_count = execution_count or self.code_cells_executed

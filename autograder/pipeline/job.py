@@ -45,6 +45,7 @@ from autograder.pipeline.course import RECORD
 from autograder.pipeline.execute import BUDGET_ERROR
 from autograder.pipeline.inbound import claim
 from autograder.pipeline.station import Station
+from autograder.registry import SECONDS_PER_CHECK
 
 GiB = 1 << 30
 # nbclient waits this long after a cell's reply for its last output (default 4 s), and nbgrader
@@ -76,6 +77,9 @@ class Limits:
     disk_bytes: int = 512 << 20     # the sandbox's two tmpfs mounts together (working folder, /scratch)
     cpu_seconds: int = 1800
     job_seconds: int | None = None  # None: the unit's budget (autograder.pipeline.budget)
+    # How long a check waits for the kernel: the backstop of its computing limit, so a kernel
+    # given a small share of a busy machine's cores may need more before its computing is up.
+    check_wait_seconds: float = 2 * SECONDS_PER_CHECK
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ def _config(root: Path, db: Path, limits: Limits) -> str:
         f"c.CourseDirectory.root = {str(root)!r}\n"
         f"c.CourseDirectory.db_url = {job_gradebook.url(db)!r}\n"
         f"{timeout}"
+        f"c.Execute.check_wait_seconds = {limits.check_wait_seconds!r}\n"
         "c.Execute.kernel_name = 'python3'\n"
         "c.KernelManager.transport = 'ipc'   # sandboxed kernels have no network\n"
         f"c.KernelManager.ip = {str(root.parent / 'run' / 'kernel')!r}\n"

@@ -74,10 +74,11 @@ def arguments(session: Session, check: Check, names: list[str]) -> list[Remote]:
 def grade(channel: Channel, name: str, args: list[str],
           wall: float = 2 * SECONDS_PER_CHECK) -> list[NotebookNode]:
     """The outputs of the hidden cell that calls check ``name`` on the kernel's ``args``; the
-    check waits ``wall`` seconds at most (less than its own limit when the job's time runs out)."""
+    check waits ``wall`` seconds for the kernel (twice its computing limit, less when the job's
+    time runs out)."""
     if name not in CHECKS:      # the hidden cell is the course's, restored before grading
         return [fault_output(f"it has no check named {name}")]
-    session = Session(channel, SECONDS_PER_CHECK, min(2 * SECONDS_PER_CHECK, wall))
+    session = Session(channel, SECONDS_PER_CHECK, wall)
     try:
         CHECKS[name].run(*arguments(session, CHECKS[name], args))
     except CheckFailure as failure:

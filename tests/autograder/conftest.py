@@ -3,6 +3,7 @@ tests a short time limit for students' endless loops."""
 from __future__ import annotations
 
 import pytest
+from workers import print_at_end
 
 from autograder import audit, registry
 
@@ -22,7 +23,6 @@ def timed_out(monkeypatch) -> str:
     return "did not finish within"
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_sessionfinish(session: pytest.Session) -> None:
     if _VERDICTS:
-        terminalreporter.section("mutation audit")
-        terminalreporter.write_line(audit.table(_VERDICTS))
+        print_at_end(session.config, "mutation audit", audit.table(_VERDICTS))

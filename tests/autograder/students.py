@@ -121,14 +121,15 @@ def assert_mutants_cover(mutants: list, targets, at_least: int) -> None:
 def family_tests(checks: list[str], source: str, seconds: float) -> tuple:
     """The tests every family of layer checks has, for its test module to bind as
     ``test_the_family_runs_fast, test_a_correct_student_passes = family_tests(...)``: the
-    ``checks`` run on the reference within ``seconds``, and each passes the correct student's
-    notebook ``source``."""
+    ``checks`` run on the reference within ``seconds`` of computing (this process's CPU time:
+    on a busy machine the clock on the wall would time the other processes too), and each
+    passes the correct student's notebook ``source``."""
 
     def test_the_family_runs_fast():
-        start = time.perf_counter()
+        start = time.process_time()
         for name in checks:
             audit.run(registry.CHECKS[name])
-        assert time.perf_counter() - start < seconds
+        assert time.process_time() - start < seconds
 
     @pytest.mark.parametrize("name", checks)
     def test_a_correct_student_passes(name):

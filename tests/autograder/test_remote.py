@@ -45,6 +45,9 @@ class Layer:
     def sleep(self):
         time.sleep(60)
 
+    def nap(self, seconds):
+        time.sleep(seconds)
+
     def hungry(self):
         raise MemoryError("the student's allocation")
 
@@ -202,12 +205,13 @@ def test_student_errors_come_back_with_their_type_and_line(session):
 
 
 def test_computing_and_waiting_are_bounded_and_the_kernel_survives(session, kernel):
-    layer = session.lookup("Layer")(2)
+    patient = Session(kernel, cpu_seconds=2.0, wall_seconds=120.0)   # however busy the machine
     with pytest.raises(TimeLimitExceeded) as computing:
-        layer.spin()
+        patient.lookup("Layer")(2).spin()
+    patient.release()
     assert computing.value.args[0] == signal.SIGPROF
     with pytest.raises(TimeLimitExceeded) as waiting:
-        layer.sleep()
+        session.lookup("Layer")(2).sleep()
     assert waiting.value.args[0] == signal.SIGALRM
     fresh = Session(kernel, cpu_seconds=2.0, wall_seconds=6.0)
     assert fresh.lookup("Layer")(1).forward(np.ones(1)).tolist() == [0.0]
@@ -474,6 +478,21 @@ def test_an_error_caused_by_what_the_kernel_sent_is_the_students(kernel, registe
                                                                   raised):
     outputs = hidden.grade(kernel, registered(checker), ["Layer"])
     assert [o.ename for o in outputs] == ["CheckFailure"] and raised in outputs[0].evalue
+
+
+def checker_waits_for_a_slow_kernel(Layer):
+    Layer(2).nap(1.5)
+
+
+def test_a_check_waits_for_the_kernel_as_long_as_the_grader_allows(kernel, registered,
+                                                                    monkeypatch):
+    """A busy grading machine may give a check more than twice its computing limit to wait
+    (``Limits.check_wait_seconds``)."""
+    monkeypatch.setattr(hidden, "SECONDS_PER_CHECK", 0.5)
+    assert hidden.grade(kernel, registered(checker_waits_for_a_slow_kernel), ["Layer"],
+                        wall=10) == []
+    said = hidden.grade(kernel, "checker_waits_for_a_slow_kernel", ["Layer"], wall=1)
+    assert [o.ename for o in said] == ["CheckFailure"] and "spent waiting" in said[0].evalue
 
 
 def test_a_hidden_cell_naming_no_check_is_the_graders_fault(kernel):

@@ -1,5 +1,6 @@
 """Every notebook with widgets executes headless, as ``jupyter nbconvert --execute`` runs it
-(nbclient, no timeout), and each of its widget cells runs 20 times in a row without a stall.
+(nbclient, no timeout), and each of its widget cells runs again and again without a stall: 20
+times in a row under ``make soak``, 3 in the suite (tests/soak.py).
 
 A stall needs the executor to send on the shell channel during a cell (nbclient issue #312:
 it answers an ipywidgets ``Output`` widget, and misses the cell's reply that came just
@@ -20,7 +21,6 @@ from headless import RecordingClient, watched
 
 pytestmark = pytest.mark.notebooks
 
-RUNS = 20
 WIDGET_UNITS = [unit for unit in units(ROOT) if uses_widgets(read(unit.source))]
 SECONDS = 240   # a whole notebook then its widget cells 19 more times; normally 10-30 s
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -30,9 +30,10 @@ def shows_a_widget(cell) -> bool:
     return any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", ()))
 
 
+@pytest.mark.soak(full=20, suite=3)
 @pytest.mark.parametrize("widget_unit", WIDGET_UNITS, ids=str)
-def test_widget_cells_run_headless_twenty_times_without_a_stall(widget_unit, tmp_path,
-                                                               isolated_jupyter):
+def test_widget_cells_run_headless_again_and_again_without_a_stall(widget_unit, repetitions,
+                                                                  tmp_path, isolated_jupyter):
     unit = widget_unit
     folder = shutil.copytree(unit.source.parent, tmp_path / unit.name)
     nb = read(folder / unit.source.name)
@@ -44,7 +45,7 @@ def test_widget_cells_run_headless_twenty_times_without_a_stall(widget_unit, tmp
             for index, cell in enumerate(nb.cells):
                 client.execute_cell(cell, index)
             shown.extend(i for i, cell in enumerate(nb.cells) if shows_a_widget(cell))
-            for _ in range(RUNS - 1):
+            for _ in range(repetitions - 1):
                 for index in shown:
                     client.execute_cell(nb.cells[index], index)
 
@@ -53,4 +54,4 @@ def test_widget_cells_run_headless_twenty_times_without_a_stall(widget_unit, tmp
     assert not client.unexpected(), (
         f"{unit}: the headless executor sent {sorted(client.unexpected())} on the shell channel "
         "during a cell (an Output widget captured output?): that is how nbclient stalls")
-    print(f"{unit}: widget cells {[nb.cells[i].id for i in shown]} ran {RUNS} times each")
+    print(f"{unit}: widget cells {[nb.cells[i].id for i in shown]} ran {repetitions} times each")

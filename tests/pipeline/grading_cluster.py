@@ -1,4 +1,4 @@
-"""What the Dask tests share: a scratch course of unit 01, students who hand it in, their
+"""What the Dask tests share: students who hand in unit 01 (the course: tests/scratch.py), their
 scores in the gradebook, TLS credentials made as docs/deploying.md says, and real ``dask scheduler``
 and ``dask worker`` processes started with them.
 
@@ -18,20 +18,13 @@ from pathlib import Path
 import nbformat
 from distributed import Client
 
-from autograder.pipeline.demo.scenario import TIMESTAMP, make_course
+from autograder.pipeline.demo.scenario import TIMESTAMP
 from autograder.pipeline.job import Limits
 from autograder.pipeline.tls import TLSFiles
 
 UNIT = "01_setup"
 DASK = str(Path(sys.executable).parent / "dask")
 LIMITS = Limits(cell_timeout=30)
-
-
-def scratch_course(folder: Path) -> Path:
-    """A course of unit 01 in ``folder``, its assignment generated and released."""
-    root = folder / "course"
-    make_course(root, [UNIT])
-    return root
 
 
 def make_credentials(folder: Path) -> TLSFiles:

@@ -1,104 +1,25 @@
 """What students get installs alone, holds no reference or autograder, and runs.
 
-The virtual environment is new and empty (no ``--system-site-packages``, which would
-see the development packages). Its wheels come from a wheelhouse kept between runs in
-``~/.cache/minitorch-course/wheelhouse`` (``MINITORCH_COURSE_CACHE``): the first run
-fills it from the package index, later runs install offline from it.
+The bundle of the whole term, its fresh virtual environment and one Validate run of each
+release notebook there come from tests/student_bundle.py (built once a session;
+tests/notebooks/test_validation.py reads the same run); the schedule's tests build bundles
+of their own from a made-up term.
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import textwrap
-import time
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from autograder.__main__ import main
 from autograder.notebooks.handout import HandoutError
-from autograder.notebooks.schedule import load, moment
-from autograder.notebooks.units import units
+from autograder.notebooks.schedule import moment
 from autograder.pipeline.bundle import FORBIDDEN, audit, build
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
-RUN_TO_FIRST_STUB = textwrap.dedent("""
-    import sys
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-    path = sys.argv[1]
-    nb = nbformat.read(path, as_version=4)
-    probe = nbformat.v4.new_code_cell(
-        "import importlib.util, sys\\n"
-        "assert sys.prefix == %r, sys.prefix\\n"
-        "assert importlib.util.find_spec('minitorch_ref') is None\\n"
-        "assert importlib.util.find_spec('autograder') is None")
-    nb.cells.insert(0, probe)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}})
-    try:
-        client.execute()
-    except CellExecutionError as error:
-        print("STOPPED", error.ename)
-    else:
-        print("FINISHED")
-""")
-
-# What JupyterLab's Validate button runs, with the configuration its handler loads
-# (the Jupyter config path, so the student wheel's etc/jupyter/nbgrader_config.py).
-VALIDATE_AS_THE_BUTTON_DOES = textwrap.dedent("""
-    import sys
-    from nbgrader.server_extensions.validate_assignment.handlers import ValidateAssignmentHandler
-    from nbgrader.validator import Validator
-    config = ValidateAssignmentHandler.load_config(None)
-    result = Validator(config=config).validate(sys.argv[1])
-    print("validate_all", config.Validator.validate_all)
-    failed = result.get("failed", [])
-    print("first failure is a stub", bool(failed) and "NotImplementedError" in failed[0]["raw_error"])
-""")
-
-
-def wheelhouse() -> Path:
-    base = os.environ.get("MINITORCH_COURSE_CACHE", str(Path.home() / ".cache" / "minitorch-course"))
-    return Path(base) / "wheelhouse"
-
-
-def clean_env() -> dict[str, str]:
-    """The environment without the development tree: a PYTHONPATH naming the repository
-    would show pip the full project's metadata, and Python the reference packages."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-
-
-def install(python: Path, bundle: Path) -> None:
-    """Offline from the wheelhouse if it has everything; otherwise fill it first. The
-    course's own wheel always comes from the bundle, never from the cache."""
-    house = wheelhouse()
-    house.mkdir(parents=True, exist_ok=True)
-    # --no-compile halves the install; modules the notebooks import compile on first use.
-    offline = [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "--no-index",
-               "--find-links", str(house), "-r", str(bundle / "requirements.txt")]
-    if subprocess.run(offline, cwd=bundle, env=clean_env(), capture_output=True).returncode != 0:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house),
-                        "-r", str(bundle / "requirements.txt")], cwd=bundle, env=clean_env(), check=True)
-        for stale in house.glob("minitorch_course-*"):
-            stale.unlink()
-        subprocess.run(offline, cwd=bundle, env=clean_env(), check=True)
-
-
-def after_the_term() -> object:
-    """A moment after every unit of the course's schedule has closed: every unit goes out."""
-    schedule = load(ROOT, [u.name for u in units(ROOT)])
-    return max(window.closes for window in schedule.windows.values())
-
-
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    return build(ROOT, tmp_path_factory.mktemp("bundle") / "student-bundle", now=after_the_term())
 
 
 TERM = """\
@@ -150,7 +71,8 @@ def test_the_bundle_command_names_what_it_refuses_and_what_it_ships_early(course
     assert [p.name for p in (out / "notebooks").iterdir()] == ["03_module_linear"]
 
 
-def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(bundle):
+def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(student_bundle):
+    bundle = student_bundle
     assert sorted(p.parent.name for p in (bundle / "notebooks").glob("*/*.ipynb")) == \
         sorted(p.parent.name for p in (ROOT / "release").glob("*/*.ipynb"))
     wheel = next((bundle / "wheels").glob("minitorch_course-*.whl"))
@@ -169,40 +91,25 @@ def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(bundle):
     assert "--find-links ./wheels" in (bundle / "requirements.txt").read_text()
 
 
-def test_bundle_installs_alone_and_runs_every_notebook_to_its_first_stub(bundle, tmp_path):
-    venv = tmp_path / "venv"
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install(python, bundle)
-    print(f"\nfresh venv with the student requirements: {time.monotonic() - started:.0f} s")
-    env = clean_env()
-    for name in ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
-                 "MPLCONFIGDIR", "JUPYTER_PATH"):
-        env[name] = str(tmp_path / "state" / name.lower())
-    env["PATH"] = os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])
+def test_bundle_installs_alone_and_runs_every_notebook_to_its_first_stub(student_bundle, student_env,
+                                                                     release_runs):
+    """Every notebook runs in the student environment (its kernel's interpreter the venv's,
+    nothing of the instructor's importable) up to a stub's NotImplementedError, and Validate,
+    run as JupyterLab's button runs it, reports every cell and a stub first."""
+    print(f"\nfresh venv with the student requirements: {student_env.seconds:.0f} s")
     for package in ("minitorch_ref", "autograder"):
-        done = subprocess.run([str(python), "-c", f"import {package}"], cwd=tmp_path, env=env,
+        done = subprocess.run([str(student_env.python), "-c", f"import {package}"],
+                              cwd=student_env.venv.parent, env=student_env.env,
                               capture_output=True, text=True)
         assert "ModuleNotFoundError" in done.stderr, package
-    subprocess.run([str(python), "-c", "import course.datasets, course.plots, course.widgets, "
-                    "course.testing"], cwd=tmp_path, env=env, check=True)
-    script = tmp_path / "run.py"
-    script.write_text(RUN_TO_FIRST_STUB % str(venv))
-
-    def run(notebook: Path) -> subprocess.CompletedProcess:
-        return subprocess.run([str(python), str(script), str(notebook)], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600)
-
-    notebooks = sorted((bundle / "notebooks").glob("*/*.ipynb"))
-    with ThreadPoolExecutor(max_workers=2) as pool:     # one kernel per core
-        for notebook, done in zip(notebooks, pool.map(run, notebooks)):
-            assert done.stdout.strip().splitlines()[-1:] == ["STOPPED NotImplementedError"], \
-                (notebook.name, done.stdout[-2000:], done.stderr[-2000:])
-    assert not [word for word in FORBIDDEN if (bundle / word).exists()]
-    validate = tmp_path / "validate.py"
-    validate.write_text(VALIDATE_AS_THE_BUTTON_DOES)
-    done = subprocess.run([str(python), str(validate), str(notebooks[1])], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.stdout.splitlines()[-2:] == ["validate_all True", "first failure is a stub True"], \
-        (done.stdout[-2000:], done.stderr[-2000:])
+    subprocess.run([str(student_env.python), "-c", "import course.datasets, course.plots, "
+                    "course.widgets, course.testing"], cwd=student_env.venv.parent,
+                   env=student_env.env, check=True)
+    assert sorted(release_runs) == sorted(p.name for p in (student_bundle / "notebooks").iterdir())
+    for unit, run in release_runs.items():
+        assert run["probe"] == {"prefix": str(student_env.venv), "instructor": []}, (unit, run["probe"])
+        assert run["first_error"] == "NotImplementedError", (unit, run["first_error"])
+        failed = run["button"].get("failed", [])
+        assert run["validate_all"] is True and failed, (unit, run["button"])
+        assert "NotImplementedError" in failed[0]["raw_error"], (unit, failed[0])
+    assert not [word for word in FORBIDDEN if (student_bundle / word).exists()]

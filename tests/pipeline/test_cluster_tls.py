@@ -37,7 +37,7 @@ from autograder.pipeline.executor import Executor
 from autograder.pipeline.grade import GradingError, grade
 from autograder.pipeline.tls import TLSFiles
 from grading_cluster import (LIMITS, UNIT, dask_cluster, hand_in, kill_group, make_credentials,
-                             scratch_course, tls_options, total)
+                             tls_options, total)
 
 pytestmark = pytest.mark.pipeline
 SLOW_HONEST = "import time\ntime.sleep(15)"    # grading lasts long enough to be attacked
@@ -45,8 +45,10 @@ ATTEMPT_SECONDS = 3
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, isolated_jupyter) -> Path:
-    return scratch_course(tmp_path_factory.mktemp("cluster-tls"))
+def course(tmp_path_factory, isolated_jupyter, new_course) -> Path:
+    root = tmp_path_factory.mktemp("cluster-tls") / "course"
+    new_course(root, [UNIT])
+    return root
 
 
 def _tree(pid: int) -> list[psutil.Process]:

@@ -23,7 +23,6 @@ from classroom import nbgrader
 
 from autograder.pipeline import feedback, runner
 from autograder.pipeline.course import tool_env
-from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.grade import grade
 from autograder.pipeline.job import Limits
 
@@ -32,10 +31,10 @@ UNIT = "01_setup"
 
 
 @pytest.fixture(scope="module")
-def term(tmp_path_factory, isolated_jupyter):
+def term(tmp_path_factory, isolated_jupyter, new_course):
     base = tmp_path_factory.mktemp("term")
     root, exchange = base / "course", base / "exchange"
-    make_course(root, [UNIT])
+    new_course(root, [UNIT])
     exchange.mkdir(mode=0o777)
     as_student = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=minitorch"]
     nbgrader(root, "release_assignment", UNIT, f"--Exchange.root={exchange}")
@@ -140,9 +139,9 @@ FORGED = "2099-01-01 00:00:00.000000 UTC"
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory, isolated_jupyter):
+def generated(tmp_path_factory, isolated_jupyter, new_course):
     root = tmp_path_factory.mktemp("generated") / "course"
-    make_course(root, [UNIT])
+    new_course(root, [UNIT])
     return root
 
 

@@ -29,7 +29,7 @@ from autograder.pipeline.course import Course
 from autograder.pipeline.grade import GradingError, grade, pending
 from autograder.pipeline.job import Limits
 from autograder.pipeline.report import write_report
-from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in, scratch_course,
+from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in,
                              tls_options, total)
 
 pytestmark = pytest.mark.pipeline
@@ -39,8 +39,10 @@ KILL_PARENT = ("import os, signal\n"
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, isolated_jupyter) -> Path:
-    return scratch_course(tmp_path_factory.mktemp("executor"))
+def course(tmp_path_factory, isolated_jupyter, new_course) -> Path:
+    root = tmp_path_factory.mktemp("executor") / "course"
+    new_course(root, [UNIT])
+    return root
 
 
 def cell_grades(root: Path, student: str) -> dict[str, tuple[float | None, bool]]:

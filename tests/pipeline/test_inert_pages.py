@@ -31,7 +31,7 @@ from nbgrader.api import Gradebook
 
 from autograder.pipeline import feedback, manual, report
 from autograder.pipeline.course import REPO, tool_env
-from autograder.pipeline.demo.scenario import TIMESTAMP, make_course
+from autograder.pipeline.demo.scenario import TIMESTAMP
 from autograder.pipeline.grade import grade
 from autograder.pipeline.job import Limits
 
@@ -70,9 +70,9 @@ def _grades(root: Path) -> dict[tuple[str, str], float | None]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, isolated_jupyter):
+def course(tmp_path_factory, isolated_jupyter, new_course):
     root = tmp_path_factory.mktemp("inert") / "course"
-    make_course(root, [UNIT])
+    new_course(root, [UNIT])
     source = root / "source" / UNIT / f"{UNIT}.ipynb"
     _hand_in(root, HONEST, _honest(source))
     _hand_in(root, xss.ATTACKER, xss.notebook(source))

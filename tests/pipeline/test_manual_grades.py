@@ -12,7 +12,6 @@ from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
 from autograder.pipeline import feedback, report
-from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.grade import grade
 from autograder.pipeline.job import Limits
 
@@ -22,9 +21,9 @@ HEADER = "student,assignment,grade_id,score,comment\n"
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, isolated_jupyter) -> Path:
+def course(tmp_path_factory, isolated_jupyter, new_course) -> Path:
     root = tmp_path_factory.mktemp("manual") / "course"
-    make_course(root, [UNIT])
+    new_course(root, [UNIT])
     for student, folder in (("ada", "source"), ("bo", "release")):
         (root / "submitted" / student / UNIT).mkdir(parents=True)
         shutil.copy(root / folder / UNIT / f"{UNIT}.ipynb", root / "submitted" / student / UNIT)

@@ -110,12 +110,12 @@ def test_the_class_report_warns_of_unsandboxed_grades():
 
 
 @pytest.mark.pipeline
-def test_no_sandbox_grades_the_same_and_says_so(tmp_path, isolated_jupyter):
-    from autograder.pipeline.demo.scenario import make_class, make_course, submit
+def test_no_sandbox_grades_the_same_and_says_so(tmp_path, isolated_jupyter, new_course):
+    from autograder.pipeline.demo.scenario import make_class, submit
     from autograder.pipeline.job import Limits
     from autograder.pipeline.report import collect
     root, unit = tmp_path / "course", "01_setup"
-    make_course(root, [unit])
+    new_course(root, [unit])
     submit(root, [s for s in make_class(root, [unit], with_bad=False, mutations=())
                   if s.name == "reference"])
     summary = grade(root, workers=1, limits=Limits(cell_timeout=30), progress=False, sandbox=False)

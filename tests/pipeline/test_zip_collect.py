@@ -10,7 +10,6 @@ import zipfile
 
 import pytest
 
-from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.grade import grade
 from autograder.pipeline.job import Limits
 from autograder.pipeline.lms import write_gradebook_csv
@@ -21,9 +20,9 @@ UNIT = "01_setup"
 
 
 @pytest.fixture(scope="module")
-def collected(tmp_path_factory, isolated_jupyter):
+def collected(tmp_path_factory, isolated_jupyter, new_course):
     root = tmp_path_factory.mktemp("lms") / "course"
-    make_course(root, [UNIT])
+    new_course(root, [UNIT])
     solution, release = (root / folder / UNIT / f"{UNIT}.ipynb" for folder in ("source", "release"))
     archive = root / "downloaded" / UNIT / "archive"
     archive.mkdir(parents=True)
