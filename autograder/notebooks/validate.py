@@ -4,7 +4,7 @@ The Validator executes a notebook in a fresh kernel and reports the grade cells
 that fail (or, inverted, pass). A source notebook must come back with no
 complaint even with ``validate_all`` (every code cell, not only grade cells, must
 run without an error or stderr output), the setting of the students' Validate
-button (see ``autograder.pipeline.bundle``); a release notebook, validated with
+button (see ``autograder.pipeline.term.bundle``); a release notebook, validated with
 ``invert=True``, may only report hidden-test cells as passing (they hold a comment
 until grading), since every visible test stops at a stub. Each kernel uses one core, so two workers halve the
 wall time on a two-core machine.
