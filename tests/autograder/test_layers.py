@@ -1,9 +1,10 @@
 """Imports run one way: a module of ``autograder`` imports its own part and the parts below it.
 
-``PARTS`` lists the parts bottom first; the docstring of each part's package says the same in
-words. Every module's imports are read from its source with ``ast`` (nothing is imported or
-run), those inside functions too, so a lazy import cannot hide an upward one. A module that
-belongs to no part fails as well: a new module is placed on purpose, not by accident.
+``PARTS`` lists the parts bottom first; the docstrings of ``autograder/pipeline/`` and its
+folders say the same in words. Every module's imports are read from its source with ``ast``
+(nothing is imported or run), those inside functions too, so a lazy import cannot hide an
+upward one. A module that belongs to no part fails as well: a new module is placed on purpose,
+not by accident.
 """
 from __future__ import annotations
 
@@ -21,15 +22,15 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("checks", ("autograder.checks", "autograder.check")),
     ("cells", ("autograder.cells",)),
     ("notebooks", ("autograder.notebooks",)),
-    ("audit", ("autograder.mutants", "autograder.audit", "autograder.audit_cells",
+    ("mutation audit", ("autograder.mutants", "autograder.audit", "autograder.audit_cells",
                "autograder.audit_remote")),
-    ("pipeline", ("autograder.pipeline",)),
-    ("sandbox", ("autograder.pipeline.sandbox",)),
-    ("job", ("autograder.pipeline.job",)),
-    ("executor", ("autograder.pipeline.executor",)),
-    ("term", ("autograder.pipeline.term",)),
-    ("ledger", ("autograder.pipeline.ledger",)),
-    ("demo", ("autograder.pipeline.demo",)),
+    ("pipeline's shared modules", ("autograder.pipeline",)),
+    ("pipeline/sandbox", ("autograder.pipeline.sandbox",)),
+    ("pipeline/job", ("autograder.pipeline.job",)),
+    ("pipeline/executor", ("autograder.pipeline.executor",)),
+    ("pipeline/term", ("autograder.pipeline.term",)),
+    ("pipeline/ledger", ("autograder.pipeline.ledger",)),
+    ("pipeline/demo", ("autograder.pipeline.demo",)),
     ("hub", ("autograder.hub",)),
     ("commands", ("autograder.__main__",)),
 )
@@ -38,6 +39,8 @@ PACKAGE = "autograder"
 
 
 class Import(NamedTuple):
+    """One import statement's module, where it stands."""
+
     path: Path
     line: int
     target: str
@@ -71,7 +74,7 @@ def imports(path: Path, known: dict[str, Path]) -> Iterator[Import]:
             if node.level:
                 above = package.split(".")[:len(package.split(".")) - node.level + 1]
                 base = ".".join(above + ([base] if base else []))
-            # ``from package import module`` imports the module; ``from module import name`` the module
+            # ``from package import module``: that module; ``from module import name``: its module
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                        for alias in node.names]
         else:
@@ -95,13 +98,13 @@ def test_no_module_imports_from_a_higher_part():
             target = part_of(found.target)
             if own is not None and target is not None and target > own:
                 upward.add(f"{found.path.relative_to(ROOT)}:{found.line} ({PARTS[own][0]}) "
-                              f"imports {found.target} ({PARTS[target][0]})")
+                           f"imports {found.target} ({PARTS[target][0]})")
     order = " < ".join(part for part, _ in PARTS)
     assert not upward, (f"imports that run up ({order}):\n" + "\n".join(sorted(upward)))
 
 
 def test_each_part_of_the_pipeline_says_what_it_owns_and_may_import():
-    for init in sorted((ROOT / PACKAGE / "pipeline").glob("*/__init__.py")):
+    for init in sorted((ROOT / PACKAGE / "pipeline").glob("*/**/__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert doc and "\n\n" not in doc and "import" in doc, \
             f"{init.relative_to(ROOT)}: one paragraph, what the part owns and what it may import"
