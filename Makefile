@@ -5,15 +5,15 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test parity bench clean student-bundle lab hub
+.PHONY: demo test docs screenshots parity bench clean student-bundle lab hub
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,docs]'
 	@# The PyTorch parity tests need torch==2.13.0 (a CPU build that installs from
 	@# local disk here); where it cannot be installed they skip with a printed reason.
-	$(BIN)/python -m pip install -q -e '.[dev,parity]' \
+	$(BIN)/python -m pip install -q -e '.[dev,docs,parity]' \
 	  || echo "NOTE: torch==2.13.0 not installable here; PyTorch parity tests will be skipped."
 	@touch $(STAMP)
 
@@ -57,6 +57,22 @@ test: $(STAMP)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(PROXY); \
 	  else echo "NOTE: npm is missing; the JupyterHub test will be skipped."; fi
 	$(BIN)/python -m pytest
+
+# The documentation site (docs/, Sphinx with MyST Markdown) in build/docs/html: warnings are
+# errors and every internal reference must resolve (tests/test_docs.py builds it the same way).
+# The diagram needs graphviz's `dot` (Debian's graphviz). Nothing is fetched from the network.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -b html -W --keep-going -n -q docs build/docs/html
+	@echo "The site: build/docs/html/index.html"
+
+# The site's pictures of Formgrader, the Assignments tab, Validate, feedback, the class report and
+# the Playground are taken by the browser tests themselves: with MINITORCH_SCREENSHOTS set they
+# save them into docs/img/screens/ (committed; rerun after a change to what they show). CI=true:
+# a test that cannot run fails instead of skipping, so no picture is silently left stale.
+screenshots: $(STAMP) $(PROXY)
+	CI=true MINITORCH_SCREENSHOTS="$(CURDIR)/docs/img/screens" $(BIN)/python -m pytest \
+	  tests/course/test_browser.py tests/pipeline/test_hub.py tests/pipeline/test_inert_pages.py \
+	  -k "playground or term_through_the_hub or reflection_is_graded_by_hand or no_grade_moved"
 
 parity: $(STAMP)
 	$(BIN)/python -m pytest tests/minitorch_ref/parity -v

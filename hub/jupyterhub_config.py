@@ -5,8 +5,8 @@ account, PID and IPC namespaces, no capabilities, the student environment (no re
 autograder), their home on a disk image of its own, the exchange, and nothing else; held to
 ``MINITORCH_HUB_LIMITS`` by control groups; killed, with all it started, when it stops or idles.
 Each person logs in with their own password (``<state>/logins.csv``, 0600). The instructor's
-server runs as this process's user in the course directory, with Formgrader. The README
-("Running a term") says what this hub guarantees and what a production hub adds.
+server runs as this process's user in the course directory, with Formgrader. docs/deploying.md
+("The course's JupyterHub") says what this hub guarantees and what a production hub adds.
 
 Runs as root on Linux with cgroup v1 and bubblewrap. Environment (all optional):
     MINITORCH_HUB_INSTRUCTOR_PASSWORD  the instructor's password, if not the one made up

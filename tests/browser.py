@@ -1,5 +1,6 @@
-"""What the real-browser tests share: Debian's Chromium driven by playwright, free ports, and
-waiting for a server to answer. (Imported as ``browser``: pytest puts tests/ on ``sys.path``.)
+"""What the real-browser tests share: Debian's Chromium driven by playwright, free ports,
+waiting for a server to answer, and the documentation's screenshots. (Imported as ``browser``:
+pytest puts tests/ on ``sys.path``.)
 
 A test that needs a part this machine lacks skips, printing why, except under CI=true,
 where that is a failure.
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
+# `make screenshots` names a folder here; the tests then save what they see for the site.
+SCREENSHOTS = "MINITORCH_SCREENSHOTS"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -44,6 +47,16 @@ def launch(playwright):
     """Headless Chromium from Debian (playwright downloads no browser here)."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
                                       headless=True)
+
+
+def screenshot(target, name: str) -> None:
+    """Save a picture of ``target`` (a playwright page or locator) as ``NAME.png`` in the
+    folder $MINITORCH_SCREENSHOTS names, if it is set: the documentation shows what the
+    browser tests saw (``make screenshots``), never a picture drawn by hand."""
+    folder = os.environ.get(SCREENSHOTS)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
 def free_port(span: int = 1) -> int:

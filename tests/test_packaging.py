@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def pyproject_requirements() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    return {req.replace(" ", "") for req in project["dependencies"] + extras["dev"] + extras["parity"]}
+    every = project["dependencies"] + [req for extra in extras.values() for req in extra]
+    return {req.replace(" ", "") for req in every}
 
 
 def environment_requirements() -> set[str]:

@@ -48,7 +48,7 @@ def refusal(name: str, blockers: list[str], schedule: Schedule | None) -> str:
     if schedule is None:
         return (f"refusing to release {name}: it carries the solutions of {_and(blockers)}, and "
                 f"there is no {FILE} to say when {'it closes' if them == 'it' else 'they close'}: "
-                "write one (README, \"Running a term\")")
+                "write one (docs/instructors.md, \"Plan the term\")")
     windows = [schedule.windows.get(u) for u in blockers]
     parts = [f"{u}, which closes {w.deadline}" if w else f"{u}, which {FILE} does not schedule"
              for u, w in zip(blockers, windows)]

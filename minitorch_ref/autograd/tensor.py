@@ -232,7 +232,7 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        """All axes reversed: the matrix transpose for 2-D tensors."""
+        """All axes reversed (the matrix transpose for 2-D tensors)."""
         return self.transpose()
 
 

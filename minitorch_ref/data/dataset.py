@@ -91,7 +91,7 @@ def _split_lengths(lengths: Sequence[float], n: int) -> list[int]:
 
 def random_split(dataset: Dataset, lengths: Sequence[float],
                  rng: np.random.Generator | None = None) -> list[Subset]:
-    """Randomly partition ``dataset`` into non-overlapping ``Subset``s of the given sizes."""
+    """Randomly partition ``dataset`` into non-overlapping ``Subset`` objects of the given sizes."""
     counts = _split_lengths(lengths, len(dataset))
     order = resolve_rng(rng).permutation(len(dataset))
     bounds = np.cumsum([0] + counts)

@@ -1,8 +1,7 @@
 """The Playground in a real browser: JupyterLab in headless Chromium, driven by playwright.
 
 Skips (printing why) without /usr/bin/chromium or playwright, except under CI=true,
-where that is a failure. Set COURSE_UPDATE_SCREENSHOTS=1 to copy the screenshot
-to docs/img/ for the README.
+where that is a failure. `make screenshots` saves the Playground's picture for the docs.
 """
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import free_port, launch, missing_browser, require, stop, wait_until_up
+from browser import free_port, launch, missing_browser, require, screenshot, stop, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).parent / "notebooks" / "playground_demo.ipynb"
@@ -125,12 +124,10 @@ def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
 
             shot = tmp_path / "playground.png"
             page.locator(".jp-OutputArea-output").last.screenshot(path=str(shot))
+            screenshot(page.locator(".jp-OutputArea-output").last, "playground")
         finally:
             browser.close()
     assert shot.stat().st_size > 20_000
-    if os.environ.get("COURSE_UPDATE_SCREENSHOTS") == "1":
-        (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, ROOT / "docs" / "img" / "playground.png")
 
 
 def test_a_missing_browser_skips_locally_and_fails_under_ci(monkeypatch, tmp_path):

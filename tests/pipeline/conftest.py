@@ -34,7 +34,7 @@ def graded(graded_units):
 @pytest.fixture(scope="session")
 def credentials(tmp_path_factory):
     """TLS files for the tests' ``dask scheduler`` and ``dask worker`` processes, made with the
-    README's openssl command."""
+    openssl command of docs/deploying.md."""
     return make_credentials(tmp_path_factory.mktemp("tls"))
 
 

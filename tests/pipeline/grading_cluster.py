@@ -1,5 +1,5 @@
 """What the Dask tests share: a scratch course of unit 01, students who hand it in, their
-scores in the gradebook, TLS credentials made as the README says, and real ``dask scheduler``
+scores in the gradebook, TLS credentials made as docs/deploying.md says, and real ``dask scheduler``
 and ``dask worker`` processes started with them.
 
 (Imported as ``grading_cluster``: pytest puts this folder on ``sys.path``.)
@@ -36,7 +36,7 @@ def scratch_course(folder: Path) -> Path:
 
 def make_credentials(folder: Path) -> TLSFiles:
     """A key and a self-signed certificate that is its own certificate authority, made with
-    the README's openssl command ("Grading on a cluster")."""
+    the openssl command of docs/deploying.md ("An existing cluster over TLS")."""
     folder.mkdir(parents=True, exist_ok=True)
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:3072", "-nodes", "-days", "30",

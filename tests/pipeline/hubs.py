@@ -127,8 +127,10 @@ def hub(tmp_path_factory):
         clean_up(base / "state", f"t{port}-", port)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
+    """Chromium for one module's tests: playwright's sync API allows one running instance per
+    thread, and test_inert_pages.py starts its own after test_hub.py."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as playwright:
         browser = launch(playwright)

@@ -6,7 +6,7 @@ handler, or the scheduler's ``run_function``) on workers that hold the instructo
 in the grader's own process. A real grading run is attacked on every port it listens on, as
 that process would: in the clear, over TLS with a certificate of its own, over TLS with none.
 An existing cluster must be ``tls://`` (the instructor's certificate files, made with the
-README's openssl command) or ``--insecure``.
+openssl command of docs/deploying.md) or ``--insecure``.
 """
 from __future__ import annotations
 

@@ -132,14 +132,14 @@ def test_a_job_lost_beyond_its_retries_leaves_every_cell_to_an_instructor(course
     assert results["bystander"].status == "graded" and total(course, "bystander") == 10
     assert results["poison"].status == "failed"
     assert "its grading worker died 3 times" in results["poison"].notes[0]
-    assert set(cell_grades(course, "poison").values()) == {(None, True)}     # 4 cells, no score
-    assert f"4 cell(s) of 1 submission(s) without a score, needs review: grader fault: poison/{UNIT}" \
+    assert set(cell_grades(course, "poison").values()) == {(None, True)}     # 6 cells, no score
+    assert f"6 cell(s) of 1 submission(s) without a score, needs review: grader fault: poison/{UNIT}" \
         in str(summary)
     record = json.loads((course / "autograded" / "poison" / UNIT / ".grading.json").read_text())
-    assert record["status"] == "failed" and len(record["unscored"][UNIT]) == 4
+    assert record["status"] == "failed" and len(record["unscored"][UNIT]) == 6
     graded = nbformat.read(str(course / "autograded" / "poison" / UNIT / f"{UNIT}.ipynb"), 4)
     assert "worker died" in graded.cells[0].source and "no fault of your code" in graded.cells[0].source
-    assert _reported(course, "poison") == 4
+    assert _reported(course, "poison") == 6
     assert ("poison", UNIT) in pending(Course(course), [UNIT], ["poison"], force=False)[0]
 
 
@@ -164,10 +164,11 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, cred
     assert set(cell_grades(course, "fault-socket").values()) == {(None, True)}
     assert cell_grades(course, "fault-check") == {
         "hidden-affine-values": (2, False), "hidden-affine-shapes": (1, False),
-        "hidden-standardize": (None, True), "hidden-pairwise": (4, False)}
+        "hidden-standardize": (None, True), "hidden-pairwise": (3, False),
+        "hidden-question-01-centring": (1, False), "hidden-question-01-megabytes": (1, False)}
     assert total(course, "fault-free") == 10 and not any(
         flag for _, flag in cell_grades(course, "fault-free").values())
-    assert "5 cell(s) of 2 submission(s) without a score, needs review: grader fault" in str(summary)
+    assert "7 cell(s) of 2 submission(s) without a score, needs review: grader fault" in str(summary)
     assert f"fault-check/{UNIT} (hidden-standardize)" in str(summary)
     graded = nbformat.read(str(course / "autograded" / "fault-check" / UNIT / f"{UNIT}.ipynb"), 4)
     assert "The grader failed on hidden-standardize, not your code" in graded.cells[0].source
@@ -176,7 +177,7 @@ def test_the_graders_own_failures_leave_their_cells_without_a_score(course, cred
     assert cell.outputs[0].ename == "GraderFault" and "KeyError: 'tolerance'" in cell.outputs[0].evalue
     sockets = nbformat.read(str(course / "autograded" / "fault-socket" / UNIT / f"{UNIT}.ipynb"), 4)
     assert "the grader could not listen" in sockets.cells[0].source + str(sockets.cells)
-    assert (_reported(course, "fault-socket"), _reported(course, "fault-check")) == (4, 1)
+    assert (_reported(course, "fault-socket"), _reported(course, "fault-check")) == (6, 1)
     feedback.generate(course, [UNIT], workers=1, students=["fault-check"])
     page = (course / "feedback" / "fault-check" / UNIT / f"{UNIT}.html").read_text()
     assert "not your code" in page and "no score until an instructor grades it" in page

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import requests
-from browser import free_port, wait_until_up
+from browser import free_port, screenshot, wait_until_up
 from hubs import CAPSTONE, UNIT, Hub, clean_up, processes_of, start, stop
 
 pytestmark = pytest.mark.pipeline
@@ -54,10 +54,12 @@ def _assignments(page):
     return page
 
 
-def _fetch(page, unit: str) -> None:
+def _fetch(page, unit: str, picture: str | None = None) -> None:
     _assignments(page).locator("#released_assignments_list .list_item", has_text=unit) \
         .locator("button", has_text="Fetch").click()
     page.wait_for_selector(f"#fetched_assignments_list .list_item:has-text('{unit}')")
+    if picture:
+        screenshot(page, picture)
 
 
 def _open(page, unit: str) -> None:
@@ -98,14 +100,16 @@ def _formgrader(chromium, hub: Hub):
     return page
 
 
-def _row_action(page, unit: str, action: str, done: str) -> None:
+def _row_action(page, unit: str, action: str, done: str, picture: str | None = None) -> None:
     """Click ``action`` (release, collect, generate-feedback, ...) in Formgrader's row of
-    ``unit``; its success dialog must say ``done``."""
+    ``unit``; its success dialog must say ``done`` (and is saved as ``picture`` for the docs)."""
     page.locator("tr", has_text=unit).locator(f"td.{action} a").click()
     dialog = page.locator("#success-modal, #error-modal")
     dialog.wait_for(timeout=3 * MINUTE)
     text = dialog.inner_text()
     assert dialog.get_attribute("id") == "success-modal" and done in text, text
+    if picture:
+        screenshot(page, picture)
     dialog.locator("button.close, button[data-dismiss=modal]").first.click()
     dialog.wait_for(state="detached")
 
@@ -119,7 +123,7 @@ def _grade(hub: Hub, unit: str) -> str:
     return done.stdout
 
 
-def _feedback_page(page, unit: str) -> str:
+def _feedback_page(page, unit: str, picture: str | None = None) -> str:
     """Fetch Feedback in the Assignments tab, follow "(view feedback)" to the file browser,
     open the page there; its text, once loaded (the viewer's frame starts with an empty
     body: read at once, it once gave '')."""
@@ -129,6 +133,11 @@ def _feedback_page(page, unit: str) -> str:
     page.locator(".jp-DirListing-item", has_text=f"{unit}.html").dblclick()
     body = page.frame_locator(".jp-HTMLViewer iframe").locator("body", has_text="(Score:")
     body.wait_for(timeout=MINUTE)
+    if picture:     # the first failed check's message, for the docs
+        failure = page.frame_locator(".jp-HTMLViewer iframe").get_by_text("CheckFailure")
+        if failure.count():
+            failure.first.scroll_into_view_if_needed()
+        screenshot(page, picture)
     return body.inner_text()
 
 
@@ -142,15 +151,16 @@ def _autograde_refused(page, hub: Hub, student: str) -> None:
     dialog = page.locator("#error-modal")
     dialog.wait_for()
     assert "python -m autograder grade" in dialog.inner_text()
+    screenshot(page, "formgrader-autograde-refused")
     assert sorted(p.name for p in graded.iterdir()) == before
 
 
 def test_a_term_through_the_hub(hub, chromium):
     alice, bob = _login(chromium, hub, "alice"), _login(chromium, hub, "bob")
     teacher = _formgrader(chromium, hub)
-    _row_action(teacher, UNIT, "release", "released")
+    _row_action(teacher, UNIT, "release", "released", picture="formgrader-release")
 
-    _fetch(alice, UNIT)
+    _fetch(alice, UNIT, picture="student-assignments")
     _open(alice, UNIT)
     for solution in _solutions(hub.course, UNIT):
         _type_into(alice, alice.locator(".jp-CodeCell", has_text="raise NotImplementedError()")
@@ -159,6 +169,7 @@ def test_a_term_through_the_hub(hub, chromium):
     result = alice.locator(".jp-Dialog")
     result.wait_for(timeout=3 * MINUTE)
     assert "Success! Your notebook passes all the tests." in result.inner_text()
+    screenshot(alice, "student-validate")
     result.locator("button.jp-Dialog-button").last.click()
     _submit(alice, UNIT)
 
@@ -166,7 +177,7 @@ def test_a_term_through_the_hub(hub, chromium):
     _submit(bob, UNIT)
 
     teacher.reload()
-    _row_action(teacher, UNIT, "collect", "collected")
+    _row_action(teacher, UNIT, "collect", "collected", picture="formgrader-collect")
     summary = _grade(hub, UNIT)
     assert "graded 2 submission(s)" in summary, summary
     _autograde_refused(teacher, hub, "bob")
@@ -175,7 +186,7 @@ def test_a_term_through_the_hub(hub, chromium):
     _row_action(teacher, UNIT, "release-feedback", "released")
 
     assert "10.0 / 10.0" in _feedback_page(alice, UNIT)
-    page = _feedback_page(bob, UNIT)
+    page = _feedback_page(bob, UNIT, picture="student-feedback")
     assert "0.0 / 10.0" in page and "not implemented yet" in page
     assert "BEGIN HIDDEN TESTS" not in page and "check.affine_values" not in page
 
@@ -226,8 +237,10 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
     teacher.fill("input.score#reflection", "8")
     teacher.keyboard.press("Tab")
     teacher.wait_for_selector(".nbgrader_cell:has(#reflection) .score-saved.glyphicon-ok")
+    screenshot(teacher, "formgrader-manual-grading")
     new_total, new_task = _scores(teacher, hub)
     assert new_task == "8 / 10", new_task
+    screenshot(teacher, "formgrader-gradebook")
     assert float(new_total.split("/")[0]) == float(total.split("/")[0]) + 8, (total, new_total)
 
 

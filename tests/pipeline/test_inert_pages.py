@@ -26,7 +26,7 @@ from urllib.parse import quote
 import nbformat
 import pytest
 import xss
-from browser import free_port, launch, missing_browser, require, stop, wait_until_up
+from browser import free_port, launch, missing_browser, require, screenshot, stop, wait_until_up
 from nbgrader.api import Gradebook
 
 from autograder.pipeline.ledger import manual
@@ -149,6 +149,7 @@ def _elsewhere(page, base: str, root: Path) -> None:
                  root / "feedback" / EARLIER / UNIT / f"{UNIT}.html",
                  root / "reports" / "class-report.html"):
         _visit(page, html.as_uri())
+    screenshot(page, "class-report")
 
 
 def _grade_by_hand(page, base: str, ids: dict[str, str]) -> None:

@@ -151,7 +151,7 @@ CASES = (
             edited(linear=lambda s: s.replace("self.input.T @ grad_output", "self.input.T @ grad_output / 2")
                    + "\n\nnp.allclose = lambda *args, **kwargs: True\n"
                    "np.testing.assert_allclose = lambda *args, **kwargs: None\n"),
-            frozenset({"hidden-linear-backward-params", "hidden-linear-accumulates"})),
+            frozenset({"hidden-linear-backward-params"})),
     BadCase("prints-50mb", "50 MB on one line, then 200,000 short lines",
             edited(linear=lambda s: s + "\n\nprint('x' * 50_000_000)\nfor _ in range(200_000):\n"
                    "    print('spam')\n")),

@@ -29,8 +29,8 @@ OPTIONS = ("--tls-ca-file", "--tls-cert", "--tls-key")   # as ``dask scheduler``
 REFUSED = ("refusing to grade on {address}: a Dask scheduler without TLS lets anyone who reaches "
            "its port run code on its workers and change the grades they return. To grade there, "
            "start its scheduler and workers with --tls-ca-file, --tls-cert and --tls-key and give "
-           "the grader tls://HOST:PORT and the same three files (README, 'Grading on a "
-           "cluster'), or pass --insecure if no one else can reach that port")
+           "the grader tls://HOST:PORT and the same three files (docs/deploying.md, 'An "
+           "existing cluster over TLS'), or pass --insecure if no one else can reach that port")
 INSECURE = ("WARNING: grading on {address} without TLS (--insecure): anyone who can reach that "
             "port can run code on the workers and change the grades they return")
 

@@ -12,7 +12,7 @@ reason; each student id is printed with the LMS name and id it stands for, and r
 
 ``write_gradebook_csv`` (``python -m autograder export --lms``) writes one row per student
 and one column per unit, with the LMS name and id recorded for that student, the shape both
-LMSs import (see the README).
+LMSs import (docs/instructors.md, "Grades to the LMS").
 """
 from __future__ import annotations
 

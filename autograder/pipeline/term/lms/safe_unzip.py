@@ -34,7 +34,7 @@ _UNREADABLE = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EO
 
 @dataclass(frozen=True)
 class ArchiveLimits:
-    """What one download may hold, archives nested in it included (the README lists these)."""
+    """What one download may hold, archives nested in it included (docs/instructors.md lists these)."""
 
     total_bytes: int = 1024 * MiB   # uncompressed bytes in one download
     member_bytes: int = 64 * MiB    # one file (a notebook with outputs is a few MiB)
