@@ -31,8 +31,8 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/hub/instructor" \
 	  $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)
 
-# The course's JupyterHub on http://127.0.0.1:8000 (hub/jupyterhub_config.py), as root on Linux:
-# each student's server in a sandbox of its own, run from the student environment, which is
+# The course's JupyterHub on http://localhost:8000 (hub/jupyterhub_config.py), as root on Linux:
+# each user's server on a host of its own (alice.localhost), each student's in a sandbox of its own, run from the student environment, which is
 # built here from the student bundle into build/hub/student-env; passwords in
 # hub/state/logins.csv (root only). Its proxy, configurable-http-proxy, comes from npm into
 # hub/node_modules (git-ignored).
@@ -81,6 +81,7 @@ parity: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.mlp
 	$(BIN)/python -m bench.tiny
+	$(BIN)/python -m bench.conv
 	$(BIN)/python -m bench.notebooks
 	$(BIN)/python -m bench.headless
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/autograde.py

@@ -11,7 +11,8 @@ place and the reference everywhere else. A student's notebook differs in two way
 - the notebook's other graded code is built on the buggy part (``BUILT_ON``): ``AdamW``
   subclasses the student's ``Adam``, the six schedules the student's ``LRScheduler``,
   ``fit`` calls the student's ``train_epoch`` and ``evaluate``, ``TensorMLP`` makes the
-  student's ``Tensor``s. Those are rebuilt on the mutant, so a check that leans on another
+  student's ``Tensor``s, ``Conv2d`` calls the student's ``im2col`` and ``col2im``. Those
+  are rebuilt on the mutant, so a check that leans on another
   cell's work shows what that work costs it.
 
 One mistake should cost one cell: ``tests/autograder/test_cascade.py`` holds every mutant
@@ -56,6 +57,8 @@ BUILT_ON: dict[str, dict[str, Callable[[object], object]]] = {
     "train_epoch": {"fit": _on("fit", "train_epoch")},
     "evaluate": {"fit": _on("fit", "evaluate")},
     "Tensor": {"TensorMLP": _on("TensorMLP", "Tensor")},
+    "im2col": {"Conv2d": _on("Conv2d", "im2col")},
+    "col2im": {"Conv2d": _on("Conv2d", "col2im")},
 }
 
 

@@ -19,7 +19,15 @@ Runs as root on Linux with cgroup v1 and bubblewrap. Environment (all optional):
     MINITORCH_HUB_CULL_IDLE   seconds before an idle server is stopped (default 3600)
     MINITORCH_HUB_PORT        the port users open (default 8000); the hub's own API takes
                               the next port and the proxy's API the one after
-    MINITORCH_HUB_SSL_CERT, MINITORCH_HUB_SSL_KEY   serve HTTPS with this certificate
+    MINITORCH_HUB_IP          the address the hub listens on (default 127.0.0.1; 0.0.0.0:
+                              every interface)
+    MINITORCH_HUB_URL         the address users open (default http://localhost:<port>, or
+                              https:// with a certificate); each user's server is on its own
+                              origin, <user>.<host> (``autograder/hub/origins.py``)
+    MINITORCH_HUB_SUBDOMAINS  ``off``: every user on the hub's one origin (for a name without
+                              a wildcard DNS entry; an IP address is always off)
+    MINITORCH_HUB_SSL_CERT, MINITORCH_HUB_SSL_KEY   serve HTTPS with this certificate (it must
+                              name the host and each user's, e.g. *.hub.example.edu)
     MINITORCH_HUB_STATE       the hub's secrets, database and homes (default ``hub/state``)
     MINITORCH_HUB_STUDENT_ENV the student environment (default ``build/hub/student-env``,
                               which ``make hub`` builds from the student bundle)
@@ -27,6 +35,7 @@ Runs as root on Linux with cgroup v1 and bubblewrap. Environment (all optional):
     MINITORCH_COURSE          the course directory (default: this repository)
     MINITORCH_EXCHANGE, MINITORCH_COURSE_ID   as in ``nbgrader_config.py``
 """
+import ipaddress
 import os
 import socket
 import sys
@@ -35,7 +44,7 @@ from pathlib import Path
 HUB = Path(__file__).resolve().parent
 sys.path.insert(0, str(HUB.parent))
 
-from autograder.hub import cgroups, limits, logins, roster, state  # noqa: E402
+from autograder.hub import cgroups, limits, logins, origins, roster, state  # noqa: E402
 from autograder.hub import exchange as student_exchange  # noqa: E402
 from autograder.hub.spawner import SandboxSpawner  # noqa: E402
 from autograder.pipeline.term.exchange import exchange  # noqa: E402
@@ -58,12 +67,12 @@ def _refuse(message: str) -> None:
     raise SystemExit(2)
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
+def _free(port: int, ip: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET) as probe:
         # As the servers will: a closed connection's TIME_WAIT does not hold the port.
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind(("127.0.0.1", port))
+            probe.bind((ip, port))
         except OSError:
             return False
     return True
@@ -76,6 +85,25 @@ def _students() -> list[str]:
         names = (env("MINITORCH_HUB_STUDENTS") or "alice,bob,carol").split(",")
         return roster.checked([(0, n.strip()) for n in names if n.strip()], "MINITORCH_HUB_STUDENTS")
     except (OSError, roster.RosterError) as why:
+        _refuse(str(why))
+
+
+def _listen_address() -> str:
+    """Where the hub listens (MINITORCH_HUB_IP): loopback unless the instructor opens it wider."""
+    ip = env("MINITORCH_HUB_IP") or "127.0.0.1"
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        _refuse(f"MINITORCH_HUB_IP={ip!r} is not an IP address (127.0.0.1, or 0.0.0.0 for all)")
+    return ip
+
+
+def _origins() -> origins.Origins:
+    """Where users open the hub, each on an origin of their own where the name allows it."""
+    try:
+        return origins.plan(env(origins.URL_VARIABLE), env(origins.SUBDOMAINS_VARIABLE), PORT,
+                            bool(env("MINITORCH_HUB_SSL_CERT")))
+    except ValueError as why:
         _refuse(str(why))
 
 
@@ -101,9 +129,9 @@ def _checks(students: list[str]) -> None:
     weak = chosen is not None and logins.weakness(chosen, INSTRUCTOR)
     if weak:
         _refuse(f"MINITORCH_HUB_INSTRUCTOR_PASSWORD is too weak: {weak}")
-    for port in (PORT, PORT + 1, PORT + 2):
-        if not _free(port):
-            _refuse(f"port {port} on 127.0.0.1 is taken (the hub uses {PORT}-{PORT + 2}); "
+    for port, ip in ((PORT, IP), (PORT + 1, "127.0.0.1"), (PORT + 2, "127.0.0.1")):
+        if not _free(port, ip):
+            _refuse(f"port {port} on {ip} is taken (the hub uses {PORT}-{PORT + 2}); "
                     "stop what holds it or set MINITORCH_HUB_PORT")
     if not PROXY.exists():
         _refuse(f"{PROXY} is missing: `make hub` installs it (npm ci in hub/)")
@@ -117,6 +145,7 @@ def _checks(students: list[str]) -> None:
 
 STUDENTS = _students()
 LIMITS = _limits()
+IP = _listen_address()
 _checks(STUDENTS)
 
 SECRETS = state.private_folder(state.private_folder(STATE) / "hub")
@@ -129,7 +158,7 @@ EXCHANGE = exchange.root(COURSE)
 student_exchange.course_folders(EXCHANGE, exchange.course_id())
 COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
 
-c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.ip = IP
 c.JupyterHub.port = PORT
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = PORT + 1
@@ -146,6 +175,20 @@ if bool(CERT) != bool(KEY):
 if CERT:    # HTTPS, and every cookie of the hub's and the servers' Secure
     c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = CERT, KEY
     c.JupyterHub.tornado_settings["cookie_options"]["secure"] = True
+
+# Each user's server on an origin of its own (autograder/hub/origins.py), so that a page one
+# user's server serves can act neither in another's nor in the hub. Over HTTPS (here or at a
+# proxy in front), the login cookies' names start with __Host-: no user's host can set one.
+ORIGINS = _origins()
+if ORIGINS.subdomains:
+    c.JupyterHub.subdomain_host = ORIGINS.url
+    c.JupyterHub.cookie_host_prefix_enabled = ORIGINS.url.startswith("https:")
+    print(f"make hub: open {ORIGINS.url}; each user's server is on a host of its own, e.g. "
+          f"{ORIGINS.server(INSTRUCTOR)}", file=sys.stderr)
+else:
+    print(f"make hub: every user's server shares the origin of {ORIGINS.url}: a page one user's "
+          "server serves acts with the session of whoever opens it (use a host name with "
+          f"subdomains: {origins.SUBDOMAINS_VARIABLE} and {origins.URL_VARIABLE})", file=sys.stderr)
 
 # Each person's own password (logins.csv); the instructor alone is the hub's admin.
 c.JupyterHub.authenticator_class = logins.CourseAuthenticator

@@ -47,3 +47,19 @@ def test_a_jobs_phases_add_up_to_its_seconds(tmp_path):
     (tmp_path / ".grading.json").write_text(json.dumps({"seconds": 10.0, "graded_at": stamp(10.0)}))
     split = phases(tmp_path, "unit")
     assert [round(split[p], 3) for p in PHASES] == [5.0, 3.0, 0.5, 1.5]
+
+
+def test_the_convolution_benchmarks_contenders_compute_the_same():
+    """bench/conv.py: the notebook's loops and its vectorised Conv2d give one output, and
+    PyTorch (when installed) the reference's dL/dx."""
+    from bench import conv
+    from bench._timing import torch_available
+
+    x, layers = conv.digits(np.float64), conv.reference_layers(np.float64)
+    runs = conv.notebook_runs(x, layers)
+    np.testing.assert_allclose(runs["naive loops"](), runs["vectorised"](), rtol=1e-10, atol=1e-12)
+    if torch_available():
+        grad_output = np.random.default_rng(1).standard_normal((conv.BATCH, 32, 8, 8))
+        np.testing.assert_allclose(conv.torch_run(x, layers, grad_output)(),
+                                   conv.reference_run(x, layers, grad_output)(), rtol=1e-9,
+                                   atol=1e-12)

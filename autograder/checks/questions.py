@@ -114,6 +114,11 @@ QUESTIONS: tuple[Question, ...] = (
     Number("12", "micrograd", "12.2", 36, 0.0, "Follow micrograd's stored gradients through "
            "three calls (section 5, 'Calling backward twice'): each call starts from the "
            "intermediate gradients the previous calls left behind."),
+    Number("13", "receptive", "13.1", 8, 0.0, "Follow the window back through the layers "
+           "(section 1, 'Receptive field'): each layer of kernel K widens it by K - 1 times the "
+           "product of the strides below it, and the first pooling has stride 2."),
+    Choice("13", "ties", "13.2", "c", "Reread section 5: the derivative of a maximum, and what "
+           "max pooling does with the ties a ReLU leaves."),
 )
 
 

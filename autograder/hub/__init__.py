@@ -3,7 +3,7 @@ on one Linux server, where every student's server is a sandbox of its own.
 
 Modules:
     ``limits``      what one student's server may use (memory, processes, CPU, disk), as data;
-    ``cgroups``     those limits enforced by the kernel's control groups (v1 hierarchies);
+    ``cgroups``     those limits enforced by the kernel's control groups (v1 or v2);
     ``accounts``    a Unix account per student, made by the hub (a uid of their own);
     ``homes``       a home per student on a file system image of its own size (the disk limit);
     ``sandbox``     the bubblewrap command a student's server runs in: what it sees;
@@ -12,4 +12,5 @@ Modules:
     ``state``       the hub's secrets and database in files of mode 0600 (``hub/state/hub``);
     ``roster``      the class list a hub makes its logins from;
     ``logins``      one password per person, rate-limited failures, strong instructor passwords.
+    ``origins``     where users open the hub, and each user's server on a host of its own.
 """

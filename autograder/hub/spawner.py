@@ -20,7 +20,7 @@ from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Any, Set, Unicode
 
 from autograder.hub import accounts, exchange, homes, sandbox
-from autograder.hub.cgroups import Cgroup
+from autograder.hub.cgroups import Cgroup, group
 from autograder.hub.limits import Limits
 from autograder.hub.student_env import interpreter
 
@@ -46,7 +46,7 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
 
     @property
     def cgroup(self) -> Cgroup:
-        return Cgroup(f"{self.cgroup_parent}/{self.user.name}")
+        return group(f"{self.cgroup_parent}/{self.user.name}")
 
     def view(self, account: accounts.Account) -> sandbox.View:
         """What the student's sandbox shows, their exchange folders made on the way."""

@@ -1,12 +1,15 @@
 """The functions and classes that only a notebook defines, taken from its solution cells.
 
-Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix`` and unit
-12's ``cross_entropy`` and ``TensorMLP`` have no twin in ``minitorch_ref``: the audit
+Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix``, unit
+12's ``cross_entropy`` and ``TensorMLP`` and unit 13's ``conv2d_naive`` have no twin in
+``minitorch_ref``: the audit
 grades the source notebook's own solution (every solution cell that defines one of them,
 run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
 proved on the code students are compared with, never a copy. Unit 6's read-only
 ``GaussianNoise`` and ``Standardize``, which its checks take, come from their provided
-cells, on the reference's ``Module``.
+cells, on the reference's ``Module``. Unit 13's ``Conv2d`` is run from its solution only to
+be rebuilt on a buggy ``im2col`` or ``col2im`` (``solution_with``), as a notebook's is; its
+read-only input checks (``GIVEN``) run first.
 """
 from __future__ import annotations
 
@@ -15,11 +18,13 @@ import re
 
 import numpy as np
 
+from numpy.lib.stride_tricks import sliding_window_view
+
 from minitorch_ref import nn
 from minitorch_ref.optim import lr_scheduler
 from minitorch_ref.autograd import Tensor
 from autograder.notebooks.sync import reference_code
-from autograder.notebooks.units import Unit, is_solution, read
+from autograder.notebooks.units import Unit, is_solution, nbgrader, read
 
 FUNCTIONS = {
     "01_setup": ("affine", "standardize", "pairwise_sq_distances"),
@@ -28,12 +33,18 @@ FUNCTIONS = {
                     "LinearLR", "CosineAnnealingLR", "WarmupCosineLR"),
     "11_capstone": ("confusion_matrix",),
     "12_autograd": ("cross_entropy", "TensorMLP"),
+    "13_conv": ("conv2d_naive", "im2col", "col2im", "Conv2d"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
                              "default_rng": np.random.default_rng},
            "09_training": {"LRScheduler": lr_scheduler.LRScheduler},
-           "12_autograd": {"Tensor": Tensor}}
+           "12_autograd": {"Tensor": Tensor},
+           "13_conv": {"Module": nn.Module, "Parameter": nn.Parameter,
+                       "default_rng": np.random.default_rng,
+                       "sliding_window_view": sliding_window_view}}
+# The read-only cells (grade ids) a unit's solutions call: run before them.
+GIVEN = {"13_conv": ("conv-helpers",)}
 # Units whose classes above are given, read-only, rather than written by the student.
 PROVIDED = ("06_sequential",)
 
@@ -51,9 +62,10 @@ def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
                                     **GLOBALS.get(unit, {}), **given}
+    given_cells = GIVEN.get(unit, ())
     for cell in read(Unit(unit).source).cells:
-        if cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED) \
-                and defines.search(cell.source):
+        if (cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED)
+                and defines.search(cell.source)) or nbgrader(cell).get("grade_id") in given_cells:
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
     namespace.update(given)
     return namespace

@@ -5,18 +5,21 @@ from minitorch_ref.nn.activation import (
 )
 from minitorch_ref.nn.batchnorm import BatchNorm1d
 from minitorch_ref.nn.container import Sequential
+from minitorch_ref.nn.conv import Conv2d
 from minitorch_ref.nn.dropout import Dropout
 from minitorch_ref.nn.flatten import Flatten
+from minitorch_ref.nn.im2col import col2im, im2col
 from minitorch_ref.nn.linear import Identity, Linear
 from minitorch_ref.nn.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Loss, MSELoss, NLLLoss,
 )
 from minitorch_ref.nn.module import Module
 from minitorch_ref.nn.parameter import Parameter
+from minitorch_ref.nn.pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
     "init", "Parameter", "Module", "Sequential", "Linear", "Identity", "Flatten",
     "Activation", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
-    "Dropout", "BatchNorm1d",
+    "Dropout", "BatchNorm1d", "Conv2d", "MaxPool2d", "AvgPool2d", "im2col", "col2im",
     "Loss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss",
 ]

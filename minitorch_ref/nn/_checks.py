@@ -25,3 +25,17 @@ def check_floating(name: str, x: np.ndarray) -> None:
 def check_same_shape(name: str, what: str, got: np.ndarray, expected: tuple[int, ...]) -> None:
     if np.shape(got) != tuple(expected):
         raise ValueError(f"{name}: {what} must have shape {tuple(expected)}, got {np.shape(got)}.")
+
+
+def check_images(name: str, x: np.ndarray, channels: int | None = None) -> np.ndarray:
+    """Check that ``x`` is a float batch of images ``(N, C, H, W)`` (with ``C == channels``
+    when given); return it as an array."""
+    x = np.asarray(x)
+    expected = f"(N, {'C' if channels is None else channels}, H, W)"
+    if x.ndim != 4 or (channels is not None and x.shape[1] != channels):
+        hint = " Did you forget the batch dimension?" if x.ndim == 3 else ""
+        if x.ndim == 2:
+            hint = " Reshape rows of pixels into images first, e.g. x.reshape(N, 1, 28, 28)."
+        raise ValueError(f"{name} expected input of shape {expected}, got {x.shape}.{hint}")
+    check_floating(name, x)
+    return x

@@ -68,3 +68,31 @@ def test_batchnorm_counts_every_training_batch_in_unit_10s_visible_test():
                 "            if self.momentum is None:\n"
                 "                self.num_batches_tracked += 1\n"))
     assert "num_batches_tracked should be 1 after one training batch, got 0" in out
+
+
+@pytest.mark.parametrize("cell", ["conv2d-naive-tests", "im2col-tests", "col2im-tests",
+                                  "conv2d-tests", "maxpool2d-tests", "avgpool2d-tests"])
+def test_unit_13s_solution_passes_its_visible_tests(cell):
+    assert said("13_conv", cell).endswith("OK\n")
+
+
+@pytest.mark.parametrize("edit, says", [
+    (("conv2d-naive", "np.sum(window * weight[:, f])", "np.sum(window * weight[:, f, ::-1, ::-1])"),
+     "conv2d_naive flips the kernel"),
+    (("col2im", "np.add.at(windows, (slice(None),), grads)", "windows += grads"),
+     "received one value instead of four"),
+    (("maxpool2d", "chosen = self.argmax[..., None] == np.arange(k * k)",
+      "chosen = (windows_of_x := sliding_window_view(self.x, (k, k), axis=(2, 3))[:, :, ::s, ::s]"
+      ".reshape(n, c, oh, ow, k * k)) == windows_of_x.max(axis=-1, keepdims=True)"),
+     "With ties (the window of zeros, the two 5s) send it to the first maximum only"),
+], ids=["flipped_kernel", "overlaps_overwritten", "gradient_to_every_tie"])
+def test_unit_13s_visible_tests_name_the_classic_mistakes(edit, says):
+    cell, passed = {"conv2d-naive": ("conv2d-naive-tests", "conv2d_naive passes"),
+                    "col2im": ("col2im-tests", "col2im passes"),
+                    "maxpool2d": ("maxpool2d-tests", "MaxPool2d passes")}[edit[0]]
+    edits = [edit]
+    if edit[0] == "maxpool2d":     # the mistaken backward reads the input forward saved
+        edits.append(("maxpool2d", "        self.input_shape = x.shape\n",
+                      "        self.input_shape, self.x = x.shape, x\n"))
+    out = said("13_conv", cell, *edits)
+    assert passed not in out and says in out, out

@@ -4,12 +4,15 @@
 starts ``hub/jupyterhub_config.py`` on a scratch course with students alice, bob, carol and
 dave, the student environment built from the bundle (kept between runs in
 ``~/.cache/minitorch-course/hub-student-env``) and Unix accounts named ``t<port>-<student>``,
-removed afterwards with their homes' mounts and control groups. ``Visit`` logs a user in
-with requests and runs code in their kernel or commands in their terminal, through the hub's
-proxy as their browser would.
+removed afterwards with their homes' mounts and control groups. Users open it at
+``http://hub.localhost:<port>``, each server on its own host (``alice.hub.localhost``): as
+under a real domain, the users' hosts are one site with the hub's, so nothing the tests see
+rests on the browser keeping sites apart, only origins. ``Visit`` logs a user in with
+requests and runs code in their kernel or commands in their terminal, through the hub's
+proxy as their browser would; ``login`` does so in Chromium.
 
 Skips (printing why) without Chromium, playwright, the hub's proxy (``make test`` installs
-it with npm), bubblewrap, root or cgroup v1, except under CI=true, where that is a failure.
+it with npm), bubblewrap, root or control groups, except under CI=true, where that is a failure.
 """
 from __future__ import annotations
 
@@ -18,19 +21,21 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 import websocket
 from browser import free_port, launch, missing_browser, require, wait_until_up
 
-from autograder.hub import accounts, cgroups, homes, student_env
+from autograder.hub import accounts, cgroups, homes, origins, student_env
 from autograder.pipeline.course import REPO, tool_env
 from autograder.pipeline.demo.scenario import make_course
 
@@ -40,6 +45,8 @@ UNIT, CAPSTONE = "01_setup", "11_capstone"
 STUDENTS = ("alice", "bob", "carol", "dave")
 LIMITS = "memory=768M,processes=192,cpus=1,disk=256M"
 INSTRUCTOR_PASSWORD = "plural-wombat-harbour-tangerine-47"
+HOST = "hub.localhost"
+MINUTE = 60_000
 
 
 @dataclass
@@ -54,6 +61,20 @@ class Hub:
     def password(self, user: str) -> str:
         with open(self.state / "logins.csv", newline="") as file:
             return {row["user"]: row["password"] for row in csv.DictReader(file)}[user]
+
+    @property
+    def port(self) -> int:
+        return urlsplit(self.url).port
+
+    @property
+    def origins(self) -> origins.Origins:
+        """As the hub reads them from its environment."""
+        return origins.plan(self.url, self.env.get(origins.SUBDOMAINS_VARIABLE), 0,
+                            self.url.startswith("https:"))
+
+    def server(self, user: str) -> str:
+        """The address of ``user``'s server, without the final ``/``."""
+        return self.origins.server(user).rstrip("/")
 
 
 def missing_hub() -> str | None:
@@ -70,6 +91,7 @@ def missing_hub() -> str | None:
 def hub_env(base: Path, course: Path, port: int, environment: Path) -> dict[str, str]:
     return tool_env({"MINITORCH_COURSE": str(course), "MINITORCH_HUB_STATE": str(base / "state"),
                      "MINITORCH_HUB_PORT": str(port), "MINITORCH_EXCHANGE": str(base / "exchange"),
+                     origins.URL_VARIABLE: f"http://{HOST}:{port}",
                      "MINITORCH_HUB_STUDENTS": ",".join(STUDENTS), "MINITORCH_HUB_LIMITS": LIMITS,
                      "MINITORCH_HUB_STUDENT_ENV": str(environment),
                      "MINITORCH_HUB_ACCOUNT_PREFIX": f"t{port}-",
@@ -103,11 +125,22 @@ def clean_up(state: Path, prefix: str, port: int) -> None:
     for home in (state / "homes").glob("*"):
         homes.unmount(home)
     for student in STUDENTS:
-        group = cgroups.Cgroup(f"minitorch-hub-{port}/{student}")
+        group = cgroups.group(f"minitorch-hub-{port}/{student}")
         group.kill()
         group.remove()
-    cgroups.Cgroup(f"minitorch-hub-{port}").remove()
+    cgroups.group(f"minitorch-hub-{port}").remove()
     accounts.remove(prefix)
+
+
+def loopback_names(resolve):
+    """``socket.getaddrinfo`` that resolves every ``*.localhost`` name to 127.0.0.1, as
+    Chromium does (RFC 6761); glibc here knows ``localhost`` alone."""
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        if isinstance(name, str) and name.lower().rstrip(".").endswith(".localhost"):
+            host = "127.0.0.1"
+        return resolve(host, *args, **kwargs)
+    return getaddrinfo
 
 
 @pytest.fixture(scope="session")
@@ -118,13 +151,16 @@ def hub(tmp_path_factory):
     make_course(course, [UNIT, CAPSTONE])
     port = free_port(span=3)
     env, log = hub_env(base, course, port, student_environment()), base / "hub.log"
-    process = start(env, log)
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/hub/api", process, "jupyterhub", timeout=90)
-        yield Hub(f"http://127.0.0.1:{port}", course, base / "state", env, log, f"t{port}-")
-    finally:
-        stop(process)
-        clean_up(base / "state", f"t{port}-", port)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket, "getaddrinfo", loopback_names(socket.getaddrinfo))
+        process = start(env, log)
+        try:
+            url = env[origins.URL_VARIABLE]
+            wait_until_up(f"{url}/hub/api", process, "jupyterhub", timeout=90)
+            yield Hub(url, course, base / "state", env, log, f"t{port}-")
+        finally:
+            stop(process)
+            clean_up(base / "state", f"t{port}-", port)
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +172,19 @@ def chromium():
         browser = launch(playwright)
         yield browser
         browser.close()
+
+
+def login(chromium, hub: Hub, name: str):
+    """A page of ``name``'s own browser session, logged in, on their JupyterLab."""
+    page = chromium.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.set_default_timeout(MINUTE)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.password(name))
+    page.click("#login_submit")
+    page.wait_for_url(f"{hub.server(name)}/lab**", timeout=2 * MINUTE)
+    page.wait_for_selector(".jp-LabShell")
+    return page
 
 
 def processes_of(uid: int) -> list[int]:
@@ -160,7 +209,7 @@ class Visit:
         self.http.post(f"{hub.url}/hub/login?next=/hub/spawn/{user}",
                        data={"username": user, "password": hub.password(user),
                              "_xsrf": self.http.cookies.get("_xsrf", path="/hub/")})
-        self.base = f"{hub.url}/user/{user}"
+        self.base = hub.server(user)
         deadline = time.monotonic() + timeout
         while not self._lab_opens():           # through the OAuth round trip, as a browser
             assert time.monotonic() < deadline, f"{user}'s server did not start"

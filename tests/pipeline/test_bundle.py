@@ -91,7 +91,7 @@ def install(python: Path, bundle: Path) -> None:
 
 
 def after_the_term() -> object:
-    """A moment after every unit of the course's schedule has closed: all twelve go out."""
+    """A moment after every unit of the course's schedule has closed: every unit goes out."""
     schedule = load(ROOT, [u.name for u in units(ROOT)])
     return max(window.closes for window in schedule.windows.values())
 

@@ -26,23 +26,10 @@ import nbformat
 import pytest
 import requests
 from browser import free_port, screenshot, wait_until_up
-from hubs import CAPSTONE, UNIT, Hub, clean_up, processes_of, start, stop
+from hubs import (CAPSTONE, HOST, MINUTE, UNIT, Hub, clean_up, login, processes_of, start,
+                  stop)
 
 pytestmark = pytest.mark.pipeline
-MINUTE = 60_000
-
-
-def _login(chromium, hub: Hub, name: str):
-    """A page of ``name``'s own browser session, logged in, on their JupyterLab."""
-    page = chromium.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    page.set_default_timeout(MINUTE)
-    page.goto(f"{hub.url}/hub/login")
-    page.fill("#username_input", name)
-    page.fill("#password_input", hub.password(name))
-    page.click("#login_submit")
-    page.wait_for_url(f"**/user/{name}/lab**", timeout=2 * MINUTE)
-    page.wait_for_selector(".jp-LabShell")
-    return page
 
 
 def _assignments(page):
@@ -94,8 +81,8 @@ def _solutions(course: Path, unit: str) -> list[str]:
 
 def _formgrader(chromium, hub: Hub):
     """The instructor's Formgrader, under the script policy of ``hub/instructor/``."""
-    page = _login(chromium, hub, "instructor")
-    response = page.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    page = login(chromium, hub, "instructor")
+    response = page.goto(f"{hub.server('instructor')}/formgrader/manage_assignments")
     assert "script-src 'self' 'unsafe-hashes'" in response.headers["content-security-policy"]
     return page
 
@@ -146,7 +133,7 @@ def _autograde_refused(page, hub: Hub, student: str) -> None:
     our grader and leaves the graded submission as it was."""
     graded = hub.course / "autograded" / student / UNIT
     before = sorted(p.name for p in graded.iterdir())
-    page.goto(f"{hub.url}/user/instructor/formgrader/manage_submissions/{UNIT}")
+    page.goto(f"{hub.server('instructor')}/formgrader/manage_submissions/{UNIT}")
     page.locator("tr", has_text=student).locator("td.autograde a").click()
     dialog = page.locator("#error-modal")
     dialog.wait_for()
@@ -156,7 +143,7 @@ def _autograde_refused(page, hub: Hub, student: str) -> None:
 
 
 def test_a_term_through_the_hub(hub, chromium):
-    alice, bob = _login(chromium, hub, "alice"), _login(chromium, hub, "bob")
+    alice, bob = login(chromium, hub, "alice"), login(chromium, hub, "bob")
     teacher = _formgrader(chromium, hub)
     _row_action(teacher, UNIT, "release", "released", picture="formgrader-release")
 
@@ -181,7 +168,7 @@ def test_a_term_through_the_hub(hub, chromium):
     summary = _grade(hub, UNIT)
     assert "graded 2 submission(s)" in summary, summary
     _autograde_refused(teacher, hub, "bob")
-    teacher.goto(f"{hub.url}/user/instructor/formgrader/manage_assignments")
+    teacher.goto(f"{hub.server('instructor')}/formgrader/manage_assignments")
     _row_action(teacher, UNIT, "generate-feedback", "feedback")
     _row_action(teacher, UNIT, "release-feedback", "released")
 
@@ -192,8 +179,10 @@ def test_a_term_through_the_hub(hub, chromium):
 
 
 def test_students_have_no_formgrader(hub, chromium):
-    page = _login(chromium, hub, "carol")
-    assert page.request.get(f"{hub.url}/user/carol/formgrader").status == 404
+    page = login(chromium, hub, "carol")
+    other = page.context.new_page()       # the browser resolves carol.hub.localhost
+    assert other.goto(f"{hub.server('carol')}/formgrader").status == 404
+    other.close()
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
     assert page.locator(".lm-Menu-itemLabel").all_inner_texts()[:1] == ["Assignment List"]
     assert "Formgrader" not in page.locator(".lm-Menu").inner_text()
@@ -205,7 +194,7 @@ REFLECTION = ("I submitted a 784-128-10 network trained with Adam; it reached ab
 
 def _scores(page, hub: Hub) -> tuple[str, str]:
     """Formgrader's gradebook row of the one unit-11 submission: (total, task score)."""
-    page.goto(f"{hub.url}/user/instructor/formgrader/gradebook/{CAPSTONE}/{CAPSTONE}")
+    page.goto(f"{hub.server('instructor')}/formgrader/gradebook/{CAPSTONE}/{CAPSTONE}")
     row = page.locator("tr", has_text="Submission #1")
     row.locator("td.score").wait_for()
     page.wait_for_timeout(500)   # the row's scores arrive with the table's model
@@ -213,7 +202,7 @@ def _scores(page, hub: Hub) -> tuple[str, str]:
 
 
 def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
-    teacher, carol = _formgrader(chromium, hub), _login(chromium, hub, "carol")
+    teacher, carol = _formgrader(chromium, hub), login(chromium, hub, "carol")
     _row_action(teacher, CAPSTONE, "release", "released")
     _fetch(carol, CAPSTONE)
     _open(carol, CAPSTONE)
@@ -233,6 +222,9 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
 
     teacher.locator("tr", has_text="Submission #1").locator("td.name a.name-hidden").click()
     teacher.wait_for_selector("input.score#reflection")
+    # A score typed before Formgrader has bound its grades to the page is never saved; the
+    # binding gives the inputs their placeholders.
+    teacher.wait_for_selector("input#reflection_extra_credit[placeholder]", state="attached")
     assert REFLECTION[:40] in teacher.locator("body").inner_text()
     teacher.fill("input.score#reflection", "8")
     teacher.keyboard.press("Tab")
@@ -256,6 +248,10 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
     ({"MINITORCH_HUB_LIMITS": "memory=lots"}, "memory='lots' must be a size such as 512M"),
     ({"MINITORCH_HUB_STUDENT_ENV": "/nonexistent"}, "no student environment in /nonexistent"),
     ({"MINITORCH_HUB_SSL_CERT": "/etc/hub.crt"}, "MINITORCH_HUB_SSL_KEY go together"),
+    ({"MINITORCH_HUB_URL": "http://hub.localhost:8000/jupyter"}, "must be scheme, host and port alone"),
+    ({"MINITORCH_HUB_URL": "http://127.0.0.1:8000", "MINITORCH_HUB_SUBDOMAINS": "on"},
+     "127.0.0.1 is an IP address, which has no subdomains"),
+    ({"MINITORCH_HUB_IP": "everywhere"}, "MINITORCH_HUB_IP='everywhere' is not an IP address"),
 ])
 def test_a_hub_that_cannot_start_says_why(hub, tmp_path, change, message):
     """A second hub on the running one's port refuses, as does one badly set up."""
@@ -279,39 +275,72 @@ def test_a_roster_with_a_bad_line_is_refused_naming_it(hub, tmp_path):
     assert f"{roster}, line 4: the student id 'alice' is also on line 2" in said, said[-2000:]
 
 
-def _login_cookies(url: str, user: str, password: str, verify: str | bool = True) -> list[str]:
-    """The Set-Cookie headers of a successful login."""
+def _another_hub(hub: Hub, tmp_path: Path, scheme: str = "http", **env: str) -> Hub:
+    """A second hub on the course of ``hub``, with a port, state and accounts of its own."""
+    port = free_port(span=3)
+    url, state = f"{scheme}://{HOST}:{port}", tmp_path / "state"
+    return Hub(url, hub.course, state, dict(
+        hub.env, MINITORCH_HUB_STATE=str(state), MINITORCH_HUB_PORT=str(port),
+        MINITORCH_HUB_URL=url, MINITORCH_HUB_ACCOUNT_PREFIX=f"t{port}-", **env),
+        tmp_path / f"{scheme}.log", f"t{port}-")
+
+
+def _log_in(hub: Hub, user: str, verify: str | bool = True) -> tuple[requests.Session, list[str]]:
+    """A session logged in as ``user`` and the Set-Cookie headers of the login."""
     session = requests.Session()   # verify on each request: REQUESTS_CA_BUNDLE beats session.verify
-    session.get(f"{url}/hub/login", verify=verify)
-    answer = session.post(f"{url}/hub/login", allow_redirects=False, verify=verify, data={
-        "username": user, "password": password, "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
+    session.get(f"{hub.url}/hub/login", verify=verify)
+    answer = session.post(f"{hub.url}/hub/login", allow_redirects=False, verify=verify, data={
+        "username": user, "password": hub.password(user),
+        "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
     assert answer.status_code == 302, answer.text[-500:]
-    return answer.raw.headers.getlist("Set-Cookie")
+    return session, answer.raw.headers.getlist("Set-Cookie")
+
+
+def _lab(session: requests.Session, hub: Hub, user: str, verify: str | bool = True) -> requests.Response:
+    """``user``'s JupyterLab, their server started and the OAuth round trip made."""
+    session.get(f"{hub.url}/hub/spawn/{user}", verify=verify)
+    deadline = time.monotonic() + 120
+    while True:
+        answer = session.get(f"{hub.server(user)}/lab", verify=verify)
+        if answer.status_code == 200 and answer.url.startswith(hub.server(user)):
+            return answer
+        assert time.monotonic() < deadline, (answer.status_code, answer.url, hub.log.read_text()[-2000:])
+        time.sleep(0.5)
 
 
 def test_https_with_a_certificate_and_cookies_kept_to_their_site(hub, tmp_path):
-    """With MINITORCH_HUB_SSL_CERT and _KEY (a self-signed certificate made here) the hub
-    answers over HTTPS and its login cookies are Secure; SameSite=Lax on either hub."""
+    """With MINITORCH_HUB_SSL_CERT and _KEY (made here: self-signed, for hub.localhost and
+    *.hub.localhost, as a wildcard certificate names a real domain and its users' hosts) the
+    hub and Carol's server on her own host answer over HTTPS; every cookie is Secure, the
+    login cookies' names start with __Host-; SameSite=Lax on either hub."""
     cert, key = tmp_path / "hub.crt", tmp_path / "hub.key"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-subj", f"/CN={HOST}", "-addext", f"subjectAltName=DNS:{HOST},DNS:*.{HOST}",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    port = free_port(span=3)
-    secure = Hub(f"https://127.0.0.1:{port}", hub.course, tmp_path / "state", dict(
-        hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), MINITORCH_HUB_PORT=str(port),
-        MINITORCH_HUB_SSL_CERT=str(cert), MINITORCH_HUB_SSL_KEY=str(key)), tmp_path / "https.log",
-        hub.prefix)
+    secure = _another_hub(hub, tmp_path, "https", MINITORCH_HUB_SSL_CERT=str(cert),
+                          MINITORCH_HUB_SSL_KEY=str(key))
     process = start(secure.env, secure.log)
     try:
         deadline = time.monotonic() + 90
         while not _answers(f"{secure.url}/hub/api", str(cert)):
             assert process.poll() is None and time.monotonic() < deadline, secure.log.read_text()[-2000:]
             time.sleep(0.5)
-        cookies = _login_cookies(secure.url, "carol", secure.password("carol"), str(cert))
+        session, cookies = _log_in(secure, "carol", str(cert))
+        lab = _lab(session, secure, "carol", str(cert))
     finally:
         stop(process)
+        clean_up(secure.state, secure.prefix, secure.port)
+    assert lab.url.startswith(f"https://carol.{HOST}:{secure.port}/user/carol/lab"), lab.url
     assert cookies and all("; Secure" in c and "SameSite=Lax" in c for c in cookies), cookies
-    plain = _login_cookies(hub.url, "carol", hub.password("carol"))
+    # Every cookie is Secure but the XSRF cookie of Carol's server, which JupyterHub's
+    # single-user server sets with Jupyter's own options; it is no credential.
+    assert all(c.secure for c in session.cookies if c.name != "_xsrf" or c.domain == HOST), \
+        [(c.name, c.domain, c.secure) for c in session.cookies]
+    logins = {c.name: c.domain for c in session.cookies if "jupyterhub-" in c.name
+              and c.name != "jupyterhub-session-id"}
+    assert logins == {"__Host-jupyterhub-hub-login": HOST,
+                      "__Host-jupyterhub-user-carol": f"carol.{HOST}"}, logins
+    _, plain = _log_in(hub, "carol")
     assert all("Secure" not in c and "SameSite=Lax" in c for c in plain), plain
 
 
@@ -325,11 +354,7 @@ def _answers(url: str, verify: str) -> bool:
 def test_an_idle_server_is_culled_with_all_it_started(hub, tmp_path):
     """A hub whose culler stops servers idle for 10 s: Dave's goes, with its processes and
     its mounted home (he logs in and never comes back)."""
-    port = free_port(span=3)
-    culling = Hub(f"http://127.0.0.1:{port}", hub.course, tmp_path / "state", dict(
-        hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), MINITORCH_HUB_PORT=str(port),
-        MINITORCH_HUB_ACCOUNT_PREFIX=f"t{port}-", MINITORCH_HUB_CULL_IDLE="10"),
-        tmp_path / "cull.log", f"t{port}-")
+    culling = _another_hub(hub, tmp_path, MINITORCH_HUB_CULL_IDLE="10")
     process = start(culling.env, culling.log)
     try:
         wait_until_up(f"{culling.url}/hub/api", process, "jupyterhub", timeout=90)
@@ -348,4 +373,4 @@ def test_an_idle_server_is_culled_with_all_it_started(hub, tmp_path):
         assert processes_of(uid) == [] and not os.path.ismount(home)
     finally:
         stop(process)
-        clean_up(culling.state, culling.prefix, port)
+        clean_up(culling.state, culling.prefix, culling.port)

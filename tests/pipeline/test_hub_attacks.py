@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 import pytest
@@ -36,6 +37,11 @@ def alice(hub):
 @pytest.fixture(scope="module")
 def bob(hub):
     return Visit(hub, "bob")
+
+
+@pytest.fixture(scope="module")
+def instructor(hub):
+    return Visit(hub, "instructor")
 
 
 def _probe(visit: Visit, code: str) -> dict:
@@ -103,25 +109,45 @@ def test_no_process_she_can_see_holds_a_secret(hub, alice):
     assert leaked == [], leaked
 
 
-def test_her_token_opens_only_her_own_server(hub, alice):
-    port = int(hub.url.rsplit(":", 1)[1])
+def _via_proxy(hub, user: str, path: str) -> tuple[str, str]:
+    """The proxy's address on loopback for ``path`` on ``user``'s server, and the Host header
+    that routes it there (the sandbox resolves no ``*.localhost`` name)."""
+    server = urlsplit(hub.server(user))
+    return f"http://127.0.0.1:{hub.port}{server.path}/{path}", server.netloc
+
+
+def test_her_token_opens_only_her_own_server(hub, alice, bob, instructor):
+    """Every target runs (a stopped server would only send her to the hub's spawn page)."""
+    port = hub.port
+    targets = [("proxy routes", f"http://127.0.0.1:{port + 2}/api/routes", ""),
+               ("hub users", f"http://127.0.0.1:{port + 1}/hub/api/users", ""),
+               ("bob tokens", f"http://127.0.0.1:{port + 1}/hub/api/users/bob/tokens", ""),
+               ("instructor terminals", *_via_proxy(hub, "instructor", "api/terminals")),
+               ("bob kernels", *_via_proxy(hub, "bob", "api/kernels")),
+               ("own kernels", *_via_proxy(hub, "alice", "api/kernels"))]
     result = _probe(alice, f"""import os, urllib.request, urllib.error
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+opener = urllib.request.build_opener(Stay)
 token = os.environ['JUPYTERHUB_API_TOKEN']
 result = {{}}
-for name, url in [('proxy routes', 'http://127.0.0.1:{port + 2}/api/routes'),
-                  ('hub users', 'http://127.0.0.1:{port + 1}/hub/api/users'),
-                  ('bob tokens', 'http://127.0.0.1:{port + 1}/hub/api/users/bob/tokens'),
-                  ('instructor terminals', 'http://127.0.0.1:{port}/user/instructor/api/terminals'),
-                  ('bob kernels', 'http://127.0.0.1:{port}/user/bob/api/kernels'),
-                  ('own kernels', 'http://127.0.0.1:{port}/user/alice/api/kernels')]:
-    request = urllib.request.Request(url, headers={{'Authorization': f'token {{token}}'}})
+for name, url, host in {targets!r}:
+    headers = dict({{'Authorization': f'token {{token}}'}}, **({{'Host': host}} if host else {{}}))
     try:
-        result[name] = urllib.request.urlopen(request, timeout=10).status
+        result[name] = [opener.open(urllib.request.Request(url, headers=headers), timeout=10).status, '']
     except urllib.error.HTTPError as error:
-        result[name] = error.code
+        result[name] = [error.code, error.headers.get('Location', '')]
 """)
-    assert result.pop("own kernels") == 200
-    assert all(code in (401, 403, 404) for code in result.values()), result
+    assert result.pop("own kernels") == [200, ""]
+    assert all(_refused(code, location) for code, location in result.values()), result
+
+
+def _refused(code: int, location: str) -> bool:
+    """A refusal: an error, or a redirect to the hub's login (the token was not taken as a
+    login; with users on origins of their own, another user's server sends her there)."""
+    return code in (401, 403, 404) or (code in (302, 303) and (
+        "/hub/api/oauth2/authorize" in location or "/hub/login" in location))
 
 
 def _logs_in(hub, user: str, password: str) -> bool:

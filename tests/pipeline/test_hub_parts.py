@@ -1,12 +1,14 @@
-"""The course hub's parts that need no hub: limits, the roster, passwords and the sandbox's
-command line (``autograder/hub/``)."""
+"""The course hub's parts that need no hub: limits, the roster, passwords, the sandbox's
+command line and the users' origins (``autograder/hub/``)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from autograder.hub import limits, logins, roster, sandbox
+from autograder.hub import limits, logins, origins, roster, sandbox
 from autograder.hub.accounts import Account, AccountError, unix_name
 
 
@@ -98,3 +100,45 @@ def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
                                             "--bounding-set=-all", "--no-new-privs", "--"]
     assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
     assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
+
+
+def test_each_user_has_an_origin_of_their_own_by_default():
+    plan = origins.plan(None, None, 8000, https=False)
+    assert plan == origins.Origins("http://localhost:8000", subdomains=True)
+    assert plan.server("alice") == "http://alice.localhost:8000/user/alice/"
+    assert origins.plan(None, None, 8443, https=True).server("bob") == \
+        "https://bob.localhost:8443/user/bob/"
+    production = origins.plan("https://hub.example.edu/", None, 8000, https=False)
+    assert production.server("ada") == "https://ada.hub.example.edu/user/ada/"
+
+
+def test_every_name_the_roster_allows_becomes_a_host_name_of_its_own():
+    """Roster ids that are DNS labels are their own host names; the others (dots,
+    underscores, all digits) get JupyterHub's ``u-<letters>--<hash>``, no two alike."""
+    plan = origins.plan("http://hub.localhost:8000", None, 8000, https=False)
+    names = ["ada", "grace-h", "j.smith", "jsmith", "j_smith", "20231234", "a" * 70, "instructor"]
+    hosts = [urlsplit(plan.server(name)).hostname for name in names]
+    labels = [host.removesuffix(".hub.localhost") for host in hosts]
+    assert labels[:2] == ["ada", "grace-h"] and labels[3] == "jsmith"
+    assert all(re.fullmatch(r"u-[a-z0-9]{1,8}--[0-9a-f]{7}", labels[i]) for i in (2, 4, 5, 6))
+    assert len(set(hosts)) == len(names) and all(len(label) <= 63 for label in labels)
+
+
+def test_one_origin_for_all_where_there_can_be_no_subdomains():
+    assert origins.plan("http://127.0.0.1:8000", None, 8000, https=False).server("ada") == \
+        "http://127.0.0.1:8000/user/ada/"
+    off = origins.plan(None, "off", 8000, https=False)
+    assert not off.subdomains and off.server("ada") == "http://localhost:8000/user/ada/"
+
+
+@pytest.mark.parametrize("url, subdomains, https, said", [
+    ("http://127.0.0.1:8000", "on", False, "127.0.0.1 is an IP address, which has no subdomains"),
+    ("http://[::1]:8000", "on", False, "::1 is an IP address"),
+    ("http://localhost:8000/jupyter", None, False, "must be scheme, host and port alone"),
+    ("localhost:8000", None, False, "is not an address such as"),
+    ("http://localhost:8000", None, True, "is http:// but the hub serves HTTPS"),
+    (None, "yes", False, "MINITORCH_HUB_SUBDOMAINS='yes' must be on or off"),
+])
+def test_an_address_that_cannot_work_is_refused_saying_why(url, subdomains, https, said):
+    with pytest.raises(ValueError, match=re.escape(said)):
+        origins.plan(url, subdomains, 8000, https)

@@ -51,6 +51,7 @@ class Mutation:
 
 
 G, L, A, S = "02_gradients", "03_module_linear", "04_activations", "06_sequential"
+C = "13_conv"
 MUTATIONS = (
     Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
         ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
@@ -92,12 +93,18 @@ MUTATIONS = (
     Mutation("sequential_state_dict_references", S, "state", (
         ("param.data.copy()", "param.data"),
         ("np.array(buffer, copy=True)", "buffer"))),
+    # Conv2d is built on col2im and on its own filter matrix: each bug costs its own cell.
+    Mutation("col2im_fancy_add", C, "col2im", (
+        ("np.add.at(windows, (slice(None),), grads)", "windows += grads"),)),
+    Mutation("conv_kernel_flipped", C, "conv2d", (
+        ("return self.weight.data.transpose(0, 2, 3, 1)",
+         "return self.weight.data[:, :, ::-1, ::-1].transpose(0, 2, 3, 1)"),)),
 )
 
-# One bug per solution cell, and for Linear one in the forward and one in the backward pass:
-# what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
+# One bug per solution cell, for Linear one in the forward and one in the backward pass, and
+# unit 13's col2im under the Conv2d built on it: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
 # tests/autograder (the mutation audit, in-process); tests/pipeline grades every
 # mutation above through nbgrader.
 REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
     "numerical_gradient_not_restoring_x", "rel_error_no_floor",
-    "linear_forward_without_bias", "linear_weight_grad_transposed"))
+    "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add"))

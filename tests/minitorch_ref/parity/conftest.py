@@ -2,8 +2,9 @@
 and comparisons in float64.
 
 Layout convention: minitorch_ref's ``Linear.weight`` is ``(in_features, out_features)``,
-the transpose of torch's ``(out, in)``; every copy and comparison below goes through
-``_is_transposed`` so tests never have to think about it.
+the transpose of torch's ``(out, in)``, and ``Conv2d.weight`` is ``(in, out, kH, kW)``,
+torch's with its first two axes swapped; every copy and comparison below goes through
+``torch_layout`` so tests never have to think about it.
 """
 import numpy as np
 import pytest
@@ -75,6 +76,11 @@ _TWIN_BUILDERS = {
     mnn.Flatten: lambda m: torch.nn.Flatten(m.start_dim, m.end_dim),
     mnn.Dropout: lambda m: torch.nn.Dropout(m.p),
     mnn.BatchNorm1d: _batchnorm_twin,
+    mnn.Conv2d: lambda m: torch.nn.Conv2d(
+        m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding,
+        bias=m.bias is not None, dtype=torch.float64),
+    mnn.MaxPool2d: lambda m: torch.nn.MaxPool2d(m.kernel_size, m.stride),
+    mnn.AvgPool2d: lambda m: torch.nn.AvgPool2d(m.kernel_size, m.stride),
     mnn.Sequential: lambda m: torch.nn.Sequential(*(_build(child) for child in m)),
 }
 
@@ -84,16 +90,17 @@ def _build(module):
 
 
 def _is_transposed(module, name):
-    """Whether parameter ``name`` (dotted) of ``module`` is stored transposed w.r.t. torch."""
+    """Whether parameter ``name`` (dotted) of ``module`` is stored with its first two axes
+    swapped w.r.t. torch (a Linear's or a Conv2d's weight)."""
     prefix, _, leaf = name.rpartition(".")
     owner = dict(module.named_modules())[prefix]
-    return isinstance(owner, mnn.Linear) and leaf == "weight"
+    return isinstance(owner, (mnn.Linear, mnn.Conv2d)) and leaf == "weight"
 
 
 def torch_layout(module, name, array):
     """A minitorch array of parameter ``name`` in torch's layout (and vice versa)."""
     array = to_numpy(array)
-    return array.T if _is_transposed(module, name) else array
+    return array.swapaxes(0, 1) if _is_transposed(module, name) else array
 
 
 def twin(module):
