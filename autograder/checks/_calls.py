@@ -29,8 +29,9 @@ def expect_value_error(what: str, function: Callable, *args, naming: tuple[str, 
     try:
         function(*args)
     except ValueError as error:
-        expect(all(text in str(error) for text in naming), f"{what} raised "
-               f"ValueError({str(error)!r}); name {', '.join(naming)} in the message.")
+        missing = [text for text in naming if text not in str(error)]
+        expect(not missing, f"{what} raised ValueError({str(error)!r}), which does not name "
+               f"{' or '.join(missing)}; name {' and '.join(naming)} in the message.")
     except Exception as error:  # noqa: BLE001 - any other error is the student's to fix
         fail(f"{what} raised {type(error).__name__}: {error}; raise a ValueError instead. {fix}")
     else:

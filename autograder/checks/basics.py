@@ -43,17 +43,19 @@ def affine_values(affine):
 @check
 def affine_shape_errors(affine):
     """A 1-D or 3-D X, a W that does not fit and a b of shape (d_out, 1) or (1, d_out) raise a
-    ValueError naming it."""
+    ValueError naming the wrong shape; for W, both W's and X's (the mistake lies between them,
+    as the notebook asks), and W's shape is none of X's, so naming X's alone does not pass."""
     X, W, b = np.ones((3, 2)), np.ones((2, 3)), np.ones(3)
     bad_inputs = (
-        ("a single sample x of shape (2,) (no batch axis)", (X[0], W, b), (2,)),
-        ("W of shape (3, 2) for X of shape (3, 2)", (X, W.T, b), (3, 2)),
-        ("b of shape (3, 1), which would broadcast to a wrong (3, 3)", (X, W, b[:, None]), (3, 1)),
-        ("b of shape (1, 3), not exactly (d_out,)", (X, W, b[None, :]), (1, 3)),
-        ("a 3-D X of shape (1, 3, 2)", (X[None], W, b), (1, 3, 2)),
+        ("a single sample x of shape (2,) (no batch axis)", (X[0], W, b), ((2,),)),
+        ("W of shape (4, 3) for X of shape (3, 2)", (X, np.ones((4, 3)), b), ((4, 3), (3, 2))),
+        ("b of shape (3, 1), which would broadcast to a wrong (3, 3)", (X, W, b[:, None]),
+         ((3, 1),)),
+        ("b of shape (1, 3), not exactly (d_out,)", (X, W, b[None, :]), ((1, 3),)),
+        ("a 3-D X of shape (1, 3, 2)", (X[None], W, b), ((1, 3, 2),)),
     )
-    for what, args, shape in bad_inputs:
-        expect_value_error(f"affine with {what}", affine, *args, naming=(str(shape),),
+    for what, args, shapes in bad_inputs:
+        expect_value_error(f"affine with {what}", affine, *args, naming=tuple(map(str, shapes)),
                            fix="Check X.ndim, W.shape[0] and b.shape before computing, and "
                                "name the shape you received.")
 

@@ -103,12 +103,24 @@ def _train(session: Session, cpu: Callable[[], float]) -> Run:
 
 def _history_problem(history) -> str | None:
     """What is wrong with the history train() returned, read while the kernel still answers
-    (its lists may be the kernel's objects); None if it is a dict of per-epoch lists."""
-    fine = isinstance(history, dict) and set(history) <= HISTORY_KEYS and any(
-        len(values) for values in history.values() if hasattr(values, "__len__"))
-    return None if fine else (
-        f"train() returned {type_name(history)}; return its history, a dict of per-epoch "
-        f"lists under keys among {sorted(HISTORY_KEYS)}, with at least one epoch in it.")
+    (its lists may be the kernel's objects); None if it is a dict of per-epoch lists with at
+    least one epoch under 'train_loss', as the notebook's visible test asks."""
+    if not isinstance(history, dict):
+        returned = type_name(history)
+    elif not set(history) <= HISTORY_KEYS:
+        returned = "a dict with the keys " + ", ".join(repr(key)[:30] for key in list(history)[:6])
+    elif not _epochs(history.get("train_loss")):
+        returned = "a history without a per-epoch list under 'train_loss'"
+    else:
+        return None
+    return (f"train() returned {returned}; return its history, a dict of per-epoch lists: "
+            "'train_loss' with at least one epoch and, if you record them, 'train_acc', "
+            "'test_loss', 'test_acc' (what unit 9's fit returns).")
+
+
+def _epochs(values) -> int:
+    """The number of epochs in a per-epoch list (0 for anything without a length)."""
+    return len(values) if hasattr(values, "__len__") else 0
 
 
 def _missing(name: str):
@@ -166,7 +178,7 @@ def accuracy(run: Run) -> None:
     """``grade-accuracy``: 90% on the held-out images."""
     _trained(run)
     expect(run.accuracy >= FULL_ACCURACY, f"The accuracy on the grader's held-out images is "
-           f"{run.accuracy:.1%}; these 10 points need at least 90%. A hidden layer of 100 or "
+           f"{run.accuracy:.1%}; these 8 points need at least 90%. A hidden layer of 100 or "
            "more units with ReLU, Adam and 5 to 10 epochs gets there.")
 
 

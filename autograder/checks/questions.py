@@ -59,8 +59,8 @@ class Number:
         expect(problem is None, f"Question {self.number}: {problem}")
         within = f" (within {self.rtol:.0%})" if self.rtol else ""
         expect(abs(float(answer) - self.value) <= self.rtol * abs(self.value),
-               f"Question {self.number}: {float(answer):.4g} is not the right answer{within}. "
-               f"{self.hint}")
+               f"Question {self.number}: {float(answer):.12g} is not the right answer{within}. "
+               f"{self.hint}")   # 12 digits: as the student wrote it (102027 read 1.02e+05 at 4)
 
 
 Question = Choice | Number
@@ -109,6 +109,14 @@ QUESTIONS: tuple[Question, ...] = (
            "unbiased variance, N / (N - 1) times the biased one."),
     Choice("10", "eval", "10.2", "b", "Reread section 5.2: which layer makes the same model give "
            "different outputs for the same input?"),
+    Number("11", "recall", "11.1", 80 / 90, 0.01, "Reread section 2: recall is the share of "
+           "the samples of a class that were found. Which entries of C count the samples of "
+           "class 2, and which of them were found?"),
+    Number("11", "parameters", "11.2", 102026, 0.0, "Count, layer by layer, the entries of each "
+           "Parameter: a Linear's weight and bias (unit 3), a BatchNorm1d's weight and bias "
+           "(unit 10). Its running estimates are buffers, which no optimizer changes."),
+    Choice("11", "test_set", "11.3", "c", "Reread section 1's rule: what becomes of a test "
+           "accuracy that guided a choice?"),
     Number("12", "order", "12.1", 4, 0.0, "topological_order lists each tensor that requires "
            "grad once, and skips constants (section 5)."),
     Number("12", "micrograd", "12.2", 36, 0.0, "Follow micrograd's stored gradients through "

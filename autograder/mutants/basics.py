@@ -27,6 +27,14 @@ def affine_lenient(X, W, b):
     return X @ W + b
 
 
+def affine_names_x_only(X, W, b):
+    """Refuses every wrong shape, but a W that does not fit is reported by X's shape alone."""
+    X, W = np.asarray(X), np.asarray(W)
+    if X.ndim == 2 and (W.ndim != 2 or W.shape[0] != X.shape[1]):
+        raise ValueError(f"affine: W does not fit X of shape {X.shape}")
+    return solution("affine")(X, W, b)
+
+
 def affine_unchecked(X, W, b):
     return np.asarray(X) @ np.asarray(W) + np.asarray(b)
 
@@ -68,6 +76,8 @@ MUTANTS = [
            "adds b along the batch axis"),
     Mutant("affine_lenient", "affine", affine_lenient, "should raise a ValueError",
            "accepts b of shape (1, d_out) and a 3-D X"),
+    Mutant("affine_names_x_only", "affine", affine_names_x_only, "does not name (4, 3)",
+           "a W that does not fit is reported with X's shape only"),
     Mutant("affine_unchecked", "affine", affine_unchecked, "should raise a ValueError",
            "no shape checks, so a 1-D x silently works"),
     Mutant("standardize_rows", "standardize", standardize_rows, "each row",

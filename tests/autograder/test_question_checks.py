@@ -31,10 +31,10 @@ def failure(question, value) -> str | None:
     return None
 
 
-def test_every_unit_but_the_capstone_asks_two_questions_each_a_check():
+def test_every_unit_asks_two_questions_the_capstone_three_each_a_check():
     units = sorted({q.unit for q in QUESTIONS})
-    assert units == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12", "13"]
-    assert all(sum(q.unit == u for q in QUESTIONS) == 2 for u in units)
+    assert units == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13"]
+    assert all(sum(q.unit == u for q in QUESTIONS) == (3 if u == "11" else 2) for u in units)
     assert all(CHECKS[name].answers == {CHECKS[name].targets[0]} for name in NAMES)
 
 
@@ -60,6 +60,14 @@ def test_a_number_outside_its_tolerance_fails_without_giving_the_answer_away(que
     message = failure(question, outside)
     assert message.startswith(f"Question {question.number}: ") and "not the right answer" in message
     assert not re.search(rf"(?<![\d.]){re.escape(f'{question.value:.4g}')}(?!\d)", message)
+
+
+def test_a_wrong_number_is_shown_as_the_student_wrote_it():
+    """Before: 102,027 for 102,026 read '1.02e+05 is not the right answer', as the right one would."""
+    parameters = next(q for q in NUMBERS if q.key == "parameters")
+    assert failure(parameters, 102027).startswith("Question 11.2: 102027 is not the right answer.")
+    assert failure(parameters, 1e5 + 0.5).startswith("Question 11.2: 100000.5 is not")
+    assert failure(parameters, 1.5e20).startswith("Question 11.2: 1.5e+20 is not")
 
 
 @pytest.mark.parametrize("question", [CHOICES[0], NUMBERS[0]], ids=["choice", "number"])

