@@ -25,7 +25,8 @@ demo: $(STAMP)
 
 # The instructor's JupyterLab at the course root: Formgrader (it runs .venv/bin/alembic, so the
 # venv's bin goes on PATH), the Assignments tab, Validate. The exchange: see nbgrader_config.py.
-# hub/instructor/ (as on the hub) makes the server send a script policy (autograder/pipeline/csp.py).
+# hub/instructor/ (as on the hub) makes the server send a script policy
+# (autograder/pipeline/term/csp.py).
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/hub/instructor" \
 	  $(BIN)/jupyter lab --notebook-dir="$(CURDIR)" $(LAB_FLAGS)

@@ -14,10 +14,10 @@ c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 
 # Hand-in through Canvas or Moodle: put the bulk download in downloaded/<unit>/archive/ and run
-# `nbgrader zip_collect <unit>`; autograder.pipeline.lms reads both LMSs' file names, and
-# lms_extract unpacks the download within limits (no path outside, no link, modes masked).
-c.ZipCollectApp.collector_plugin = "autograder.pipeline.lms.LmsFileNames"
-c.ZipCollectApp.extractor_plugin = "autograder.pipeline.lms_extract.LmsExtractor"
+# `nbgrader zip_collect <unit>`; autograder.pipeline.term.lms reads both LMSs' file names (lms.py),
+# and unpacks the download within limits (extract.py: no path outside, no link, modes masked).
+c.ZipCollectApp.collector_plugin = "autograder.pipeline.term.lms.lms.LmsFileNames"
+c.ZipCollectApp.extractor_plugin = "autograder.pipeline.term.lms.extract.LmsExtractor"
 # c.LmsFileNames.roster = "students.csv"   # lms_name,lms_id,student_id: two Moodle "Jane Doe"s
 c.ZipCollectApp.strict = True   # a notebook that is not the unit's is skipped, and listed
 
@@ -33,19 +33,21 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from autograder.pipeline import exchange, unsandboxed  # noqa: E402  (needs the path above)
-from autograder.pipeline.inert import MakeInert  # noqa: E402
-from autograder.pipeline.outputs import ScrubHiddenTracebacks  # noqa: E402
+# (the imports below need the path above)
+from autograder.pipeline.job.outputs import ScrubHiddenTracebacks  # noqa: E402
+from autograder.pipeline.term import unsandboxed  # noqa: E402
+from autograder.pipeline.term.exchange import exchange  # noqa: E402
+from autograder.pipeline.term.inert import MakeInert  # noqa: E402
 
 # The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
 # folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored),
-# made on first use with the modes nbgrader needs (autograder/pipeline/exchange.py).
+# made on first use with the modes nbgrader needs (autograder/pipeline/term/exchange/exchange.py).
 c.CourseDirectory.course_id = exchange.course_id()
 c.Exchange.root = str(exchange.root(ROOT))
 # Collect (the command and Formgrader's button) refuses what a student could forge: another
 # student's name or account, a time in the future, links, devices, unsafe names
-# (autograder/pipeline/inbound/).
-c.ExchangeFactory.collect = "autograder.pipeline.inbound.collect.SafeCollect"
+# (autograder/pipeline/term/exchange/).
+c.ExchangeFactory.collect = "autograder.pipeline.term.exchange.collect.SafeCollect"
 # On the course hub each student hands in through a folder of their own (students/<id>/):
 # collect takes the student from that folder, feedback goes back into it (autograder/hub/exchange.py).
 if os.path.isdir(os.path.join(c.Exchange.root, c.CourseDirectory.course_id, "students")):
@@ -53,14 +55,14 @@ if os.path.isdir(os.path.join(c.Exchange.root, c.CourseDirectory.course_id, "stu
     c.ExchangeFactory.release_feedback = "autograder.hub.exchange.StudentReleaseFeedback"
 
 # Formgrader's Autograde button would grade inside the instructor's Jupyter server, unsandboxed:
-# there it refuses and names our grader (autograder/pipeline/unsandboxed.py).
+# there it refuses and names our grader (autograder/pipeline/term/unsandboxed.py).
 if unsandboxed.in_jupyter_server():
     c.Autograde.exporter_class = unsandboxed.RefusedExporter
 
 # Release (the command and Formgrader's button) refuses a unit whose provided cells carry the
-# solutions of a unit still open in schedule.toml (autograder/pipeline/exchange_release.py).
+# solutions of a unit still open in schedule.toml (autograder/pipeline/term/exchange/release.py).
 c.ExchangeFactory.release_assignment = (
-    "autograder.pipeline.exchange_release.ScheduledReleaseAssignment")
+    "autograder.pipeline.term.exchange.release.ScheduledReleaseAssignment")
 
 # A solution cell that never returns must not stall grading.
 c.Execute.timeout = 30
@@ -68,6 +70,6 @@ c.Execute.timeout = 30
 c.OverwriteCells.add_missing_cells = True
 # Feedback shows which checks failed, never the hidden test code: a hidden test cell's
 # traceback becomes its message alone, then the hidden test lines are removed. What the
-# student wrote or printed runs no script in the page (autograder/pipeline/inert.py).
+# student wrote or printed runs no script in the page (autograder/pipeline/term/inert.py).
 c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenTracebacks, ClearHiddenTests,
                                     MakeInert, CSSHTMLHeaderPreprocessor]

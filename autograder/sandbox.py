@@ -12,16 +12,11 @@ import threading
 from typing import Callable, Iterator
 
 from autograder.remote.agent import student_frame
-from autograder.remote.errors import GraderFault, RemoteError
+from autograder.remote.errors import GraderFault, RemoteError, TimeLimitExceeded
 from course.testing.failure import CheckFailure, fail
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OWN_DIRS = tuple(os.path.join(_ROOT, package) for package in ("autograder", "minitorch_ref", "course"))
-
-
-class TimeLimitExceeded(BaseException):
-    """Raised inside student code when a check's time is up (BaseException: an
-    ``except Exception`` in the submission does not swallow it); ``args[0]`` is the signal."""
 
 
 @contextlib.contextmanager

@@ -23,8 +23,9 @@ from contextvars import ContextVar
 from typing import Callable, Iterator
 
 from autograder.remote.agent import warned
+from autograder.remote.errors import TimeLimitExceeded
 from autograder.remote.proxy import Remote
-from autograder.sandbox import TimeLimitExceeded, call
+from autograder.sandbox import call
 from course.testing.failure import CheckFailure
 
 KINDS = {

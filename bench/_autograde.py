@@ -13,8 +13,8 @@ from autograder import audit
 from autograder.audit_remote import agent_kernel, graded_from_outside, use
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.demo.scenario import Student, make_class, make_course, submit
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 from autograder.registry import CHECKS
 from bench._phases import PHASES, phases
 from bench._timing import load_average, machine, peak_memory_mib, table

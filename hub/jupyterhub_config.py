@@ -47,7 +47,7 @@ sys.path.insert(0, str(HUB.parent))
 from autograder.hub import cgroups, limits, logins, origins, roster, state  # noqa: E402
 from autograder.hub import exchange as student_exchange  # noqa: E402
 from autograder.hub.spawner import SandboxSpawner  # noqa: E402
-from autograder.pipeline import exchange  # noqa: E402
+from autograder.pipeline.term.exchange import exchange  # noqa: E402
 
 c = get_config()  # noqa: F821  (injected by JupyterHub)
 env = os.environ.get
@@ -214,8 +214,9 @@ c.Spawner.default_url = "/lab"
 
 def _per_user(spawner) -> None:
     """The instructor opens the course with its configuration and ``hub/instructor/``, whose
-    server configuration sends a script policy with every page (``autograder/pipeline/csp.py``),
-    as ``make lab`` does; a student their home, with the exchange where their sandbox shows it."""
+    server configuration sends a script policy with every page
+    (``autograder/pipeline/term/csp.py``), as ``make lab`` does; a student their home, with
+    the exchange where their sandbox shows it."""
     if spawner.user.name == INSTRUCTOR:
         spawner.notebook_dir = str(COURSE)
         spawner.args = ["--allow-root"]

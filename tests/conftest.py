@@ -84,8 +84,8 @@ class GradedClass:
     def grade(self, students: list) -> None:
         """Hand in and grade ``students`` (two workers), and remember them."""
         from autograder.pipeline.demo.scenario import submit
-        from autograder.pipeline.grade import grade
-        from autograder.pipeline.job import Limits
+        from autograder.pipeline.ledger.grade import grade
+        from autograder.pipeline.job.job import Limits
         submit(self.root, students)
         summary = grade(self.root, workers=2,
                         limits=Limits(cell_timeout=CELL_TIMEOUT, check_wait_seconds=CHECK_WAIT),

@@ -27,7 +27,7 @@ import pytest
 from autograder.hub.student_env import wheelhouse
 from autograder.notebooks.schedule import load
 from autograder.notebooks.units import ROOT, units
-from autograder.pipeline.bundle import build
+from autograder.pipeline.term.bundle import build
 
 VALIDATE = Path(__file__).with_name("student_validate.py")
 JUPYTER_STATE = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",

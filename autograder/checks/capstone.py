@@ -5,7 +5,7 @@ The notebook's two graded cells (``grade-budget``, ``grade-accuracy``) run the s
 training in the kernel, where the student sees it; but there the clock, ``expect`` and the
 cached run are the student's to replace. Here the training arrays are the grader's own
 (sent as data); the time is the CPU time of the kernel's processes, read by the grader in
-``/proc`` (``autograder.pipeline.kernel_cpu``) before the first call and after the last
+``/proc`` (``autograder.pipeline.sandbox.kernel_cpu``) before the first call and after the last
 answer, so it covers the whole session: ``build_model()``, ``train()``, ``eval()`` and the
 predictions, and work moved out of ``train()`` into ``eval()`` or the forward pass is counted;
 and the accuracy comes from the logits the trained model returns for the grader's held-out
@@ -25,10 +25,11 @@ import numpy as np
 
 from autograder.checks._calls import type_name
 from autograder.held_out import held_out
-from autograder.remote import blame
+from autograder import blame
 from autograder.remote.channel import Channel, ChannelError
+from autograder.remote.errors import TimeLimitExceeded
 from autograder.remote.proxy import Remote, RemoteError, Session
-from autograder.sandbox import TimeLimitExceeded, call
+from autograder.sandbox import call
 from course.datasets import load_mnist
 from course.testing.failure import CheckFailure, expect, fail
 

@@ -25,10 +25,10 @@ from pathlib import Path
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
 from autograder.hub.accounts import Account
-from autograder.pipeline.inbound import claim as claims
-from autograder.pipeline.inbound import nofollow
-from autograder.pipeline.inbound.claim import Refused
-from autograder.pipeline.inbound.collect import SafeCollect
+from autograder.pipeline import claim as claims
+from autograder.pipeline.term.exchange import nofollow
+from autograder.pipeline.claim import Refused
+from autograder.pipeline.term.exchange.collect import SafeCollect
 
 INSIDE = "/srv/nbgrader/exchange"
 STUDENTS = "students"

@@ -3,7 +3,7 @@
 The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces and a mount
 namespace that holds only:
 
-- the system's libraries and programs, read-only (``autograder.pipeline.bwrap.SYSTEM``);
+- the system's libraries and programs, read-only (``autograder.pipeline.sandbox.bwrap.SYSTEM``);
 - the student environment and the interpreter it was made from, read-only: Jupyter, nbgrader's
   student extensions and the ``course`` package, no ``minitorch_ref``, no ``autograder``;
 - ``/etc/passwd`` and ``/etc/group`` that name the student and root alone, and ``/etc/hosts``;
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder.hub.accounts import Account
-from autograder.pipeline.bwrap import SYSTEM, binds
+from autograder.pipeline.sandbox.bwrap import SYSTEM, binds
 
 CONFIG = "/srv/minitorch/config"
 ETC = ("/etc/hosts", "/etc/mime.types", "/etc/ssl")

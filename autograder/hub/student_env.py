@@ -2,7 +2,7 @@
 single-user server, and nothing of the instructor's (no ``minitorch_ref``, no ``autograder``).
 
 ``python -m autograder.hub.student_env VENV`` (``make hub`` runs it) builds the student
-bundle (``autograder.pipeline.bundle``) and installs its ``requirements.txt`` into a new
+bundle (``autograder.pipeline.term.bundle``) and installs its ``requirements.txt`` into a new
 virtual environment ``VENV`` made from this interpreter, with ``jupyterhub`` at the hub's own
 version. Wheels come from the wheelhouse the bundle test keeps
 (``~/.cache/minitorch-course/wheelhouse``, ``MINITORCH_COURSE_CACHE``), filled from the
@@ -21,7 +21,7 @@ import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
-from autograder.pipeline.bundle import build as build_bundle
+from autograder.pipeline.term.bundle import build as build_bundle
 from autograder.pipeline.course import REPO
 
 STAMP = ".student-bundle.sha256"

@@ -2,7 +2,7 @@
 
 The Validator runs a notebook in a fresh kernel, then reads the outputs: grade cells that fail
 (or, inverted, pass) and, with ``validate_all`` (the setting of the students' Validate button,
-see ``autograder.pipeline.bundle``), every code cell that raised or wrote to stderr. ``judge``
+see ``autograder.pipeline.term.bundle``), every code cell that raised or wrote to stderr. ``judge``
 keeps the reading and leaves out the running, so that one run of a notebook (nbval's, in
 tests/notebooks/test_validation.py) answers both tools.
 """

@@ -1,20 +1,22 @@
 """The instructor pipeline: grade a class in parallel, give feedback, report, hand out.
 
-``python -m autograder grade|feedback|export|report|bundle|demo`` (see ``autograder/__main__.py``).
+``python -m autograder grade|feedback|manual-grades|export|report|bundle|demo`` (see
+``autograder/__main__.py``). Its parts, each a folder, bottom first; a module imports only
+from its own part and the parts below it (``tests/autograder/test_layers.py`` holds the
+order and fails on any import that runs up):
 
-Modules:
-    ``course``    the course directory: units, submissions, gradebook paths;
-    ``inbound``   nbgrader's collect, believing no name, time, owner or link a student controls;
-    ``job``       one submission graded, bytes in, a result out (nbgrader's Autograde, one kernel);
-    ``station``   a grading worker's scratch folder and caches; each job's processes ended;
-    ``executor``  where jobs run: Dask distributed (a local cluster, or an existing one);
-    ``fingerprint`` the packages a worker must share with the instructor;
-    ``kernel``    the grading kernel: memory, file-size, CPU and output bounds;
-    ``guard``     the kernel's audit hook: no files outside its folder, no processes;
-    ``gradebook`` a template gradebook for jobs, and merging results into the course's;
-    ``grade``     the ledger: jobs out to the executor, results merged (one writer of the gradebook);
-    ``feedback``  feedback HTML in parallel; hidden-test tracebacks reduced to messages;
-    ``report``    the class report: score distributions, pass rates, frequent mistakes;
-    ``bundle``    what students get: release notebooks, a ``course``-only wheel, requirements;
-    ``demo``      the whole job on a scratch course with made-up students.
+    this folder  what every part shares: the course directory (``course``), the names and
+                 claims a student controls (``names``, ``claim``), why a cell has no score
+                 (``flags``), the gradebook's two operations (``gradebook``);
+    ``sandbox``  the grading kernel and the walls around it (bubblewrap, Landlock, the
+                 audit hook, resource bounds, the warm zygote);
+    ``job``      one submission graded on a worker: bytes in, a result out;
+    ``executor`` where jobs run: Dask, on this machine or a cluster, over TLS;
+    ``term``     what a term needs around grading: the exchange, the LMS, feedback, the class
+                 report, the student bundle, and pages that run no student script;
+    ``ledger``   the only writer of the gradebook and ``autograded/``;
+    ``demo``     the whole job on a scratch course with made-up students.
+
+Below the pipeline lie the grader's own parts: ``autograder.remote``, the check machinery,
+``autograder.checks``, ``autograder.cells``, ``autograder.notebooks`` and the mutation audit.
 """

@@ -72,7 +72,7 @@ def template(course_gradebook: Path, destination: Path) -> list[str]:
 
 def url(db: Path) -> str:
     """The SQLAlchemy URL of the SQLite gradebook ``db`` (one spelling: a job's gradebook is
-    recognised by it, ``autograder.pipeline.job_gradebook``)."""
+    recognised by it, ``autograder.pipeline.job.job_gradebook``)."""
     return f"sqlite:///{db}"
 
 

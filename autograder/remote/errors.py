@@ -1,6 +1,7 @@
-"""The two failures a check meets that are not its verdict: the student's code raised in the
-kernel (``RemoteError``, re-raised on the grader's side), or the grader itself failed
-(``GraderFault``), which must cost the student nothing."""
+"""The failures a check meets that are not its verdict: the student's code raised in the
+kernel (``RemoteError``, re-raised on the grader's side), the check's time ran out
+(``TimeLimitExceeded``, raised by ``autograder.sandbox``'s timers or by the kernel's budget in
+``proxy``), or the grader itself failed (``GraderFault``), which must cost the student nothing."""
 from __future__ import annotations
 
 import builtins
@@ -13,6 +14,11 @@ class RemoteError(Exception):
         super().__init__(message)
         self.type_name, self.message, self.where = type_name, message, where
         self.done: list | None = None    # in a batch, the values of the operations before it
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside student code when a check's time is up (BaseException: an
+    ``except Exception`` in the submission does not swallow it); ``args[0]`` is the signal."""
 
 
 class GraderFault(BaseException):

@@ -17,8 +17,8 @@ import numpy as np
 
 from autograder.remote import agent
 from autograder.remote.channel import Channel, ChannelError, NoAnswer
-from autograder.remote.errors import GraderFault, RemoteError, remote_error  # noqa: F401  (re-exported)
-from autograder.sandbox import TimeLimitExceeded
+from autograder.remote.errors import (  # noqa: F401  (RemoteError re-exported)
+    GraderFault, RemoteError, TimeLimitExceeded, remote_error)
 
 
 class Session:
@@ -71,8 +71,8 @@ class Session:
         return raised
 
     def _decoded(self, data, frames: list):
-        """The value a reply carries, remembered as the kernel's (``blame``). Whatever a
-        malformed reply makes ``decode`` raise is the kernel's doing."""
+        """The value a reply carries, remembered as the kernel's (``autograder.blame``).
+        Whatever a malformed reply makes ``decode`` raise is the kernel's doing."""
         try:
             value = agent.decode(data, self._incoming, frames)
         except MemoryError:
@@ -97,7 +97,7 @@ class Session:
                     self._remember(item)
 
     def _asking(self, frame) -> None:
-        """Note each line on the stack as waiting for a reply (``blame``)."""
+        """Note each line on the stack as waiting for a reply (``autograder.blame``)."""
         while frame is not None:
             self.asked.add((frame.f_code, frame.f_lineno))
             frame = frame.f_back

@@ -1,5 +1,5 @@
 """Unit 11's visible graded cells, scored from the grader's own run of the student's training
-(``autograder.checks.capstone``, ``autograder.remote.visible``), against a real kernel that
+(``autograder.checks.capstone``, ``autograder.cells.visible``), against a real kernel that
 runs the notebook's ``grading-run`` cell: the kernel's CPU time read from outside it, the
 accuracy on the grader's held-out images."""
 from __future__ import annotations
@@ -15,9 +15,9 @@ from nbformat.v4 import new_output
 from autograder.audit_remote import agent_kernel
 from autograder.checks import capstone
 from autograder.held_out import held_out
-from autograder.pipeline.kernel_cpu import KernelCPU
+from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
 from autograder.notebooks.units import units
-from autograder.remote import hidden, visible
+from autograder.cells import hidden, visible
 from course.datasets import load_mnist
 from course.testing.failure import CheckFailure
 

@@ -14,7 +14,7 @@ from autograder.audit_remote import agent_kernel
 from autograder.checks.questions import QUESTIONS, Choice, Number, variable
 from autograder.mutants._answers import answer
 from autograder.registry import CHECKS
-from autograder.remote import hidden
+from autograder.cells import hidden
 from course.testing import CheckFailure, expect_choice, expect_number
 
 NAMES = [f"question_{q.unit}_{q.key}" for q in QUESTIONS]

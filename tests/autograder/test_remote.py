@@ -13,12 +13,13 @@ import pytest
 
 from autograder.audit_remote import agent_kernel
 from autograder import testimony
+from autograder.cells import hidden
 from autograder.checks._calls import Script, student_forward, warnings_explain
-from autograder.remote import agent, hidden
+from autograder.remote import agent
 from autograder.remote.channel import Channel, ChannelError
-from autograder.remote.errors import GraderFault, RemoteError
+from autograder.remote.errors import GraderFault, RemoteError, TimeLimitExceeded
 from autograder.remote.proxy import Remote, Session
-from autograder.sandbox import TimeLimitExceeded, call
+from autograder.sandbox import call
 from course.testing.failure import CheckFailure
 
 STUDENT_CODE = '''

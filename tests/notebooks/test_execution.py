@@ -20,7 +20,7 @@ import pytest
 
 from autograder.notebooks.lint import is_visible_test
 from autograder.notebooks.units import read
-from autograder.remote import visible
+from autograder.cells import visible
 
 pytestmark = pytest.mark.notebooks
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.pipeline import feedback
+from autograder.pipeline.term import feedback
 from autograder.pipeline.demo.scenario import make_class
 from classroom import FEEDBACK_STUDENTS, FEEDBACK_UNITS
 from grading_cluster import make_credentials

@@ -13,7 +13,7 @@ import socket
 
 import autograder.checks  # noqa: F401  (registers every check, so that one can be replaced)
 from autograder import registry
-from autograder.pipeline import job
+from autograder.pipeline.job import job
 
 STUDENT: dict[str, str] = {}
 

@@ -19,8 +19,8 @@ import nbformat
 from distributed import Client
 
 from autograder.pipeline.demo.scenario import TIMESTAMP
-from autograder.pipeline.job import Limits
-from autograder.pipeline.tls import TLSFiles
+from autograder.pipeline.job.job import Limits
+from autograder.pipeline.executor.tls import TLSFiles
 
 UNIT = "01_setup"
 DASK = str(Path(sys.executable).parent / "dask")

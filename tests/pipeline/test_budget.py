@@ -1,4 +1,4 @@
-"""Each job's time budget (``autograder.pipeline.budget``): from its unit's reference job, for
+"""Each job's time budget (``autograder.pipeline.job.budget``): from its unit's reference job, for
 every unit of the course, and what an instructor sets instead."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 from autograder.checks.capstone import TRAINING_LIMIT
 from autograder.notebooks.units import units
-from autograder.pipeline import budget
-from autograder.pipeline.job import Limits, _budget_config
+from autograder.pipeline.job import budget
+from autograder.pipeline.job.job import Limits, _budget_config
 
 
 def test_every_unit_has_a_measured_budget_of_at_least_the_floor():

@@ -16,7 +16,7 @@ import pytest
 from autograder.__main__ import main
 from autograder.notebooks.handout import HandoutError
 from autograder.notebooks.schedule import moment
-from autograder.pipeline.bundle import FORBIDDEN, audit, build
+from autograder.pipeline.term.bundle import FORBIDDEN, audit, build
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

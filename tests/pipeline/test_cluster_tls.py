@@ -33,9 +33,9 @@ from distributed.protocol.pickle import dumps
 from distributed.security import Security
 
 from autograder.__main__ import main
-from autograder.pipeline.executor import Executor
-from autograder.pipeline.grade import GradingError, grade
-from autograder.pipeline.tls import TLSFiles
+from autograder.pipeline.executor.executor import Executor
+from autograder.pipeline.ledger.grade import GradingError, grade
+from autograder.pipeline.executor.tls import TLSFiles
 from grading_cluster import (LIMITS, UNIT, dask_cluster, hand_in, kill_group, make_credentials,
                              tls_options, total)
 
@@ -73,7 +73,7 @@ def _listening(pid: int) -> set[tuple[str, int]]:
 def _runs_a_kernel(process: psutil.Process) -> bool:
     """``spawn``: a sandboxed kernel the zygote forked, so a job is in flight."""
     try:
-        return "autograder.pipeline.spawn" in " ".join(process.cmdline())
+        return "autograder.pipeline.sandbox.spawn" in " ".join(process.cmdline())
     except psutil.Error:
         return False
 

@@ -15,10 +15,11 @@ import nbformat
 import pytest
 
 from autograder.notebooks.units import ROOT, Unit, minitorch, nbgrader, read
-from autograder.pipeline import copies, report
+from autograder.pipeline.ledger import copies
+from autograder.pipeline.term import report
 from autograder.pipeline.demo.scenario import make_course
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 
 UNIT = "03_module_linear"
 SOURCE, RELEASE = read(Unit(UNIT).source), read(Unit(UNIT).release)

@@ -1,11 +1,11 @@
-"""``autograder.pipeline.csp``: the policy lets a page run the inline scripts of Jupyter's and
+"""``autograder.pipeline.term.csp``: the policy lets a page run the inline scripts of Jupyter's and
 nbgrader's own templates and nothing a student could put in a page. (No server: the browser
 test ``test_inert_pages`` runs Formgrader and JupyterLab under it.)"""
 from __future__ import annotations
 
 import pytest
 
-from autograder.pipeline import csp
+from autograder.pipeline.term import csp
 
 HEAD = '<head><script>\nvar base_url = "/user/instructor";\n</script>'
 STUDENT = ('<script>\nvar student_id = "{}";\n</script>'

@@ -2,7 +2,7 @@
 (twice for one student), collect --update, ``python -m autograder grade``, feedback,
 release_feedback, fetch_feedback; four students, each graded as themselves, one of whom
 swaps a link to the instructor's solution into the exchange. Then what collect refuses
-(autograder/pipeline/inbound/): forged names, owners and times, links, hard links, FIFOs,
+(autograder/pipeline/term/exchange/): forged names, owners and times, links, hard links, FIFOs,
 devices, unsafe names."""
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 from classroom import nbgrader
 
-from autograder.pipeline import feedback, runner
+from autograder.pipeline.job import runner
+from autograder.pipeline.term import feedback
 from autograder.pipeline.course import tool_env
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 
 pytestmark = pytest.mark.pipeline
 UNIT = "01_setup"

@@ -10,8 +10,8 @@ from time import monotonic
 import pytest
 import zmq
 
-from autograder.pipeline import execute
-from autograder.pipeline.execute import Execute, ShortPolls
+from autograder.pipeline.job import execute
+from autograder.pipeline.job.execute import Execute, ShortPolls
 
 
 class MissedWakeup:
@@ -54,9 +54,9 @@ def test_the_deadline_still_holds(monkeypatch):
 
 
 def test_grading_jobs_use_it_and_wait_for_late_output():
-    from autograder.pipeline.job import IOPUB_SECONDS, Limits, _config
+    from autograder.pipeline.job.job import IOPUB_SECONDS, Limits, _config
     text = _config(Path("course"), Path("gradebook.db"), Limits())
-    assert "from autograder.pipeline.execute import Execute" in text
+    assert "from autograder.pipeline.job.execute import Execute" in text
     assert f"c.Execute.iopub_timeout = {IOPUB_SECONDS}" in text
     assert Execute().shutdown_kernel == "immediate"     # killed: it has nothing to save
 

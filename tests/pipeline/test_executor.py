@@ -24,11 +24,11 @@ from distributed import Client
 from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.pipeline import feedback
+from autograder.pipeline.term import feedback
 from autograder.pipeline.course import Course
-from autograder.pipeline.grade import GradingError, grade, pending
-from autograder.pipeline.job import Limits
-from autograder.pipeline.report import write_report
+from autograder.pipeline.ledger.grade import GradingError, grade, pending
+from autograder.pipeline.job.job import Limits
+from autograder.pipeline.term.report import write_report
 from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in,
                              tls_options, total)
 
@@ -90,7 +90,7 @@ def _kill_when_grading(worker: subprocess.Popen, killed: threading.Event) -> Non
     while time.monotonic() < deadline and not killed.is_set():
         try:
             family = psutil.Process(worker.pid).children(recursive=True)
-            if any("autograder.pipeline.spawn" in " ".join(p.cmdline()) for p in family):
+            if any("autograder.pipeline.sandbox.spawn" in " ".join(p.cmdline()) for p in family):
                 os.killpg(worker.pid, signal.SIGKILL)
                 killed.set()
                 return
@@ -242,7 +242,7 @@ def test_an_unreachable_scheduler_is_named_within_seconds(course, credentials, c
 
 def test_workers_with_other_packages_are_refused_before_any_grade(course, credentials, tmp_path):
     other = tmp_path / "other_numpy.py"
-    other.write_text("from autograder.pipeline import fingerprint\n"
+    other.write_text("from autograder.pipeline.job import fingerprint\n"
                      "real = fingerprint.installed()\n"
                      "fingerprint.installed = lambda: {**real, 'numpy': '1.26.4'}\n")
     hand_in(course, "refused", "source")
@@ -272,7 +272,7 @@ def test_workers_of_more_than_one_thread_are_refused_before_any_grade(course, cr
 
 def test_a_worker_refuses_a_second_submission_while_it_grades_one():
     """What stops a worker that joined after the check: its second job at once stops the run."""
-    from autograder.pipeline.job import ONE_AT_A_TIME, MismatchError, run
+    from autograder.pipeline.job.job import ONE_AT_A_TIME, MismatchError, run
     with ONE_AT_A_TIME:
         with pytest.raises(MismatchError, match="second submission while it graded one"):
             run(None, None)
@@ -341,7 +341,7 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
 
 def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, credentials, tmp_path,
                                                                     monkeypatch):
-    from autograder.pipeline import executor
+    from autograder.pipeline.executor import executor
     monkeypatch.setattr(executor, "WORKER_WAIT_SECONDS", 2)
     with dask_cluster(tmp_path, credentials, workers=0) as (address, _):
         with pytest.raises(GradingError, match="no worker joined"):
@@ -357,6 +357,6 @@ def _profiling() -> bool:
 
 
 def test_the_local_workers_spend_no_cpu_on_dasks_profiler():
-    from autograder.pipeline.executor import Executor
+    from autograder.pipeline.executor.executor import Executor
     with Executor(None, 1) as executor:
         assert list(executor.client.run(_profiling).values()) == [False]

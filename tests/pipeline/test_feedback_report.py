@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from autograder.pipeline import feedback, report
+from autograder.pipeline.term import feedback, report
 from classroom import FEEDBACK_STUDENTS, FEEDBACK_UNITS
 
 pytestmark = pytest.mark.pipeline

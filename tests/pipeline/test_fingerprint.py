@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from autograder.pipeline import fingerprint
+from autograder.pipeline.job import fingerprint
 
 
 def test_a_folder_that_hides_a_package_is_named(tmp_path, monkeypatch):

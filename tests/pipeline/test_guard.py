@@ -8,7 +8,7 @@ import textwrap
 
 PROBE = textwrap.dedent("""
     import json, os, shutil, sqlite3, subprocess, sys
-    from autograder.pipeline import guard
+    from autograder.pipeline.sandbox import guard
     own, secret = sys.argv[1], sys.argv[2]
     os.chdir(own)
     guard.install({"write": [own], "deny": [os.path.dirname(secret)]})

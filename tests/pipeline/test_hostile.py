@@ -22,13 +22,14 @@ import pytest
 from nbgrader.api import Gradebook
 
 import hostile
-from autograder.pipeline import budget, feedback
-from autograder.pipeline.bwrap import unavailable
+from autograder.pipeline.job import budget
+from autograder.pipeline.term import feedback
+from autograder.pipeline.sandbox.bwrap import unavailable
 from autograder.pipeline.course import REPO
 from autograder.pipeline.demo.bad import UNIT, cell
 from autograder.pipeline.demo.scenario import make_course
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 
 pytestmark = pytest.mark.pipeline
 SECRET = f"s3cret-{uuid.uuid4().hex}"

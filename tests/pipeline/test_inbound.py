@@ -1,4 +1,4 @@
-"""Collect's two rules in isolation (autograder/pipeline/inbound/): what a folder's name and
+"""Collect's two rules in isolation (autograder/pipeline/term/exchange/): what a folder's name and
 time claim (``claim``), and copying a folder without following a link (``nofollow``), also
 when an entry is swapped between the look and the open. The whole collect, through nbgrader,
 is in test_exchange.py."""
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.inbound import claim, nofollow
-from autograder.pipeline.inbound.claim import Refused
+from autograder.pipeline import claim
+from autograder.pipeline.term.exchange import nofollow
+from autograder.pipeline.claim import Refused
 
 NOW = datetime(2026, 11, 27, 12, 0, 0)
 

@@ -1,4 +1,4 @@
-"""``autograder.pipeline.inert``: what a student wrote or printed is cleaned, what an honest
+"""``autograder.pipeline.term.inert``: what a student wrote or printed is cleaned, what an honest
 student and the instructor wrote reads as before, and nbgrader's metadata is never touched.
 (No kernel, no browser: ``test_inert_pages`` opens the pages themselves.)"""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import nbformat
 import pytest
 import xss
 
-from autograder.pipeline import inert
-from autograder.pipeline.grade import _install
+from autograder.pipeline.term import inert
+from autograder.pipeline.ledger.grade import _install
 
 HONEST = ("I submitted a *784-128-10* network; with $\\eta = 10^{-3}$ and $p(y \\mid x) < 1$ it "
           "reached **95 %**.\n\n1. a list\n2. `code < 3`\n\n$$\\sum_i a_i & b_i$$\n\n"

@@ -29,11 +29,12 @@ import xss
 from browser import free_port, launch, missing_browser, require, screenshot, stop, wait_until_up
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import feedback, manual, report
+from autograder.pipeline.ledger import manual
+from autograder.pipeline.term import feedback, report
 from autograder.pipeline.course import REPO, tool_env
 from autograder.pipeline.demo.scenario import TIMESTAMP
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 
 pytestmark = pytest.mark.pipeline
 UNIT, HONEST, EARLIER = xss.UNIT, "ada", "eve"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import job_gradebook
+from autograder.pipeline.job import job_gradebook
 from autograder.pipeline.course import tool_env
 
 

@@ -1,12 +1,12 @@
-"""Who handed what in, read from Canvas's and Moodle's download names (lms_uploads.py), the
-course's roster (lms_roster.py) and the plan for a whole download (lms_plan.py)."""
+"""Who handed what in, read from Canvas's and Moodle's download names (term/lms/uploads.py),
+the course's roster (roster.py) and the plan for a whole download (plan.py)."""
 from __future__ import annotations
 
 import pytest
 
-from autograder.pipeline.lms_plan import make_plan
-from autograder.pipeline.lms_roster import Roster, RosterError
-from autograder.pipeline.lms_uploads import ascii_slug, parse
+from autograder.pipeline.term.lms.plan import make_plan
+from autograder.pipeline.term.lms.roster import Roster, RosterError
+from autograder.pipeline.term.lms.uploads import ascii_slug, parse
 
 NB = "01_setup.ipynb"
 

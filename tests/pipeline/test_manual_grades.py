@@ -11,9 +11,9 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.pipeline import feedback, report
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
+from autograder.pipeline.term import feedback, report
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
 
 pytestmark = pytest.mark.pipeline
 UNIT = "11_capstone"

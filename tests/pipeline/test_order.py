@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from autograder.pipeline.course import Course
-from autograder.pipeline.grade import longest_first
+from autograder.pipeline.ledger.grade import longest_first
 
 
 def _submit(root, student: str, unit: str, notebook_bytes: int, other_bytes: int = 0) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.pipeline.course import Course
-from autograder.pipeline.grade import Summary, pending
+from autograder.pipeline.ledger.grade import Summary, pending
 
 UNIT = "01_setup"
 

@@ -124,7 +124,8 @@ def test_formgraders_release_button_goes_through_the_same_class_and_refuses(cour
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     refused = press("--ScheduledReleaseAssignment.as_of=2026-11-30")
-    assert refused["class"] == "autograder.pipeline.exchange_release.ScheduledReleaseAssignment"
+    assert refused["class"] == ("autograder.pipeline.term.exchange.release."
+                                "ScheduledReleaseAssignment")
     assert refused["success"] is False and REFUSAL in refused["log"]
     assert not outbound(exchange, "04_activations").exists()
     assert press("--ScheduledReleaseAssignment.as_of=2026-12-02")["success"] is True

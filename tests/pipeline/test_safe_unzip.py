@@ -1,4 +1,4 @@
-"""Unpacking an uploaded zip (autograder/pipeline/safe_unzip.py): each limit, each kind of
+"""Unpacking an uploaded zip (autograder/pipeline/term/lms/safe_unzip.py): each limit, each kind of
 entry that must not be written, and the modes of what is."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.safe_unzip import ArchiveLimits, Refused, copy_file, unpack
+from autograder.pipeline.term.lms.safe_unzip import ArchiveLimits, Refused, copy_file, unpack
 from zips import nested_bomb, understate, zip_bytes
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from autograder.__main__ import main
-from autograder.pipeline import bwrap, landlock
-from autograder.pipeline.grade import GradingError, grade
-from autograder.pipeline.report import render, ClassData
+from autograder.pipeline.sandbox import bwrap, landlock
+from autograder.pipeline.ledger.grade import GradingError, grade
+from autograder.pipeline.term.report import render, ClassData
 
 needs_bwrap = pytest.mark.skipif(os.environ.get("CI") != "true" and bwrap.unavailable() is not None,
                                  reason="bubblewrap cannot run here (CI installs it)")
@@ -112,8 +112,8 @@ def test_the_class_report_warns_of_unsandboxed_grades():
 @pytest.mark.pipeline
 def test_no_sandbox_grades_the_same_and_says_so(tmp_path, isolated_jupyter, new_course):
     from autograder.pipeline.demo.scenario import make_class, submit
-    from autograder.pipeline.job import Limits
-    from autograder.pipeline.report import collect
+    from autograder.pipeline.job.job import Limits
+    from autograder.pipeline.term.report import collect
     root, unit = tmp_path / "course", "01_setup"
     new_course(root, [unit])
     submit(root, [s for s in make_class(root, [unit], with_bad=False, mutations=())

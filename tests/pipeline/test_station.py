@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline import station as station_module
-from autograder.pipeline.station import Station
+from autograder.pipeline.job import station as station_module
+from autograder.pipeline.job.station import Station
 from course.datasets.digits import CACHE_ENV, cached
 
 pytestmark = pytest.mark.pipeline

@@ -10,9 +10,9 @@ import zipfile
 
 import pytest
 
-from autograder.pipeline.grade import grade
-from autograder.pipeline.job import Limits
-from autograder.pipeline.lms import write_gradebook_csv
+from autograder.pipeline.ledger.grade import grade
+from autograder.pipeline.job.job import Limits
+from autograder.pipeline.term.lms.lms import write_gradebook_csv
 from classroom import nbgrader
 
 pytestmark = pytest.mark.pipeline

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline import runner
+from autograder.pipeline.job import runner
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.demo.scenario import ROOT
 from zips import nested_bomb, zip_bytes

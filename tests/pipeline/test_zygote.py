@@ -14,9 +14,9 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
-from autograder.pipeline import bwrap, kernelspec, zygote
-from autograder.pipeline.job import Limits
-from autograder.pipeline.station import Station
+from autograder.pipeline.sandbox import bwrap, kernelspec, zygote
+from autograder.pipeline.job.job import Limits
+from autograder.pipeline.job.station import Station
 
 pytestmark = pytest.mark.skipif(os.environ.get("CI") != "true" and bwrap.unavailable() is not None,
                                 reason="bubblewrap cannot run here (CI installs it)")
@@ -36,7 +36,7 @@ print(json.dumps({
     "placeholder": [line for line in open("/proc/1/status").read().splitlines() if line.startswith("Cap")],
     "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "pid": os.getpid(),
     "cwd": os.getcwd(), "path0": sys.path[0], "draws": [random.random(), __import__("numpy").random.random()],
-    "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote"))),
+    "grader_modules": sorted(m for m in sys.modules if m.startswith(("minitorch_ref", "autograder.checks", "autograder.remote", "autograder.cells"))),
     "links": links, "frozen": gc.get_freeze_count(), "history": get_ipython().history_manager.enabled,
     "backend": plt.get_backend(), "comm_targets": sorted(get_ipython().kernel.comm_manager.targets),
     "warm": [MathTextParser._parser is not None, "scipy.special" in sys.modules]}))
@@ -193,7 +193,7 @@ while thread_time() - start < 0.4:
 
 def test_the_grader_reads_a_sandboxed_kernels_cpu_time_from_outside(station, monkeypatch):
     """Unit 11's budget: every process of the job's sandbox, read in /proc by the grader."""
-    from autograder.pipeline.kernel_cpu import KernelCPU
+    from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
     with kernel(station, "cpu", monkeypatch) as (_, client, graded):
         cpu = KernelCPU(kernelspec.sandbox_record(graded.parent))
         before = cpu()

@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook, TaskCell
 from autograder.notebooks.release import ReleaseError
 from autograder.notebooks.sync import SyncError, sync
 from autograder.notebooks.units import ROOT, Unit, normalise, read, units, write
-from autograder.pipeline import runner
+from autograder.pipeline.job import runner
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.demo import bad
 from autograder.pipeline.demo.mutations import MUTATIONS, MutationError
