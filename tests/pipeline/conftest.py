@@ -2,7 +2,7 @@
 
 The session's course (``graded_units`` in tests/conftest.py: every unit, the
 ``reference`` and ``release`` students) plus a class of made-up students: every
-catalogued notebook bug (units 02, 03, 04, 06) and every bad submission (units 02, 03),
+catalogued notebook bug (units 02, 03, 04, 06, 13) and every bad submission (unit 03),
 graded by the parallel grader with two workers, with feedback for a few of them. Everything
 that starts kernels is marked ``pipeline``; the student-bundle test, which builds
 a virtual environment, is also marked ``slow``.

@@ -105,6 +105,15 @@ def start(env: dict[str, str], log: Path) -> subprocess.Popen:
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def refusals(environments: list[dict[str, str]]) -> list[dict]:
+    """What the hub's config exits with and says under each of ``environments``, loaded as
+    ``jupyterhub -f`` loads it, all in one process (tests/pipeline/load_hub_config.py)."""
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("load_hub_config.py")),
+                           str(HUB_CONFIG)], input=json.dumps(environments), cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
 def stop(hub: subprocess.Popen) -> None:
     """SIGTERM: the hub stops the users' servers and its proxy, then exits."""
     hub.send_signal(signal.SIGTERM)

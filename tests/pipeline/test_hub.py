@@ -26,8 +26,8 @@ import nbformat
 import pytest
 import requests
 from browser import free_port, screenshot, wait_until_up
-from hubs import (CAPSTONE, HOST, MINUTE, UNIT, Hub, clean_up, login, processes_of, start,
-                  stop)
+from hubs import (CAPSTONE, HOST, MINUTE, UNIT, Hub, clean_up, login, processes_of, refusals,
+                  start, stop)
 
 pytestmark = pytest.mark.pipeline
 
@@ -236,8 +236,9 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
     assert float(new_total.split("/")[0]) == float(total.split("/")[0]) + 8, (total, new_total)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({}, "is taken (the hub uses"),
+# A hub set up badly refuses to start, saying why: each change to the running hub's environment,
+# and what the refusal must say.
+REFUSALS = [
     ({"MINITORCH_HUB_PASSWORD": "students-pass"}, "MINITORCH_HUB_PASSWORD is no longer used"),
     ({"MINITORCH_HUB_INSTRUCTOR_PASSWORD": "instructor-" + "x" * 32},
      "MINITORCH_HUB_INSTRUCTOR_PASSWORD is too weak: zxcvbn rates it 3 of 4"),
@@ -252,16 +253,33 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
     ({"MINITORCH_HUB_URL": "http://127.0.0.1:8000", "MINITORCH_HUB_SUBDOMAINS": "on"},
      "127.0.0.1 is an IP address, which has no subdomains"),
     ({"MINITORCH_HUB_IP": "everywhere"}, "MINITORCH_HUB_IP='everywhere' is not an IP address"),
-])
-def test_a_hub_that_cannot_start_says_why(hub, tmp_path, change, message):
-    """A second hub on the running one's port refuses, as does one badly set up."""
-    env = dict(hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state"), **change)
-    if change:
-        env["MINITORCH_HUB_PORT"] = str(free_port(span=3))
-    second = start(env, tmp_path / "refused.log")
+]
+
+
+def test_a_second_hub_on_the_running_ones_port_refuses_saying_why(hub, tmp_path):
+    """``jupyterhub`` itself, started on the config as ``make hub`` does, exits with the
+    config's refusal (the other refusals come from the same file: ``refused`` below)."""
+    second = start(dict(hub.env, MINITORCH_HUB_STATE=str(tmp_path / "state")),
+                   tmp_path / "refused.log")
     assert second.wait(timeout=60) == 2
     said = (tmp_path / "refused.log").read_text()
-    assert message in said, said[-2000:]
+    assert "is taken (the hub uses" in said, said[-2000:]
+
+
+@pytest.fixture(scope="module")
+def refused(hub, tmp_path_factory) -> list[dict]:
+    """The hub's config loaded under each of ``REFUSALS``, on ports and state of its own."""
+    base = tmp_path_factory.mktemp("refused")
+    return refusals([dict(hub.env, MINITORCH_HUB_STATE=str(base / f"state-{index}"),
+                          MINITORCH_HUB_PORT=str(free_port(span=3)), **change)
+                     for index, (change, _) in enumerate(REFUSALS)])
+
+
+@pytest.mark.parametrize("index, message", [(index, message) for index, (_, message)
+                                            in enumerate(REFUSALS)], ids=lambda x: str(x)[:40])
+def test_a_hub_set_up_badly_refuses_saying_why(refused, index, message):
+    assert refused[index]["code"] == 2, refused[index]["said"][-2000:]
+    assert message in refused[index]["said"], refused[index]["said"][-2000:]
 
 
 def test_a_roster_with_a_bad_line_is_refused_naming_it(hub, tmp_path):

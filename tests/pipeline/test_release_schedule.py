@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from classroom import nbgrader
+from classroom import Ran, nbgrader
 
 from autograder.notebooks.units import ROOT
 from autograder.pipeline.course import tool_env
@@ -70,7 +70,7 @@ def course(tmp_path: Path, isolated_jupyter) -> tuple[Path, Path]:
     return root, exchange
 
 
-def release(root: Path, exchange: Path, unit: str, *options: str) -> subprocess.CompletedProcess:
+def release(root: Path, exchange: Path, unit: str, *options: str) -> Ran:
     return nbgrader(root, "release_assignment", unit, f"--Exchange.root={exchange}", *options,
                     check=False)
 
@@ -83,12 +83,12 @@ def test_a_unit_is_refused_while_a_unit_it_carries_is_open_and_goes_out_once_it_
     root, exchange = course
     done = release(root, exchange, "04_activations",
                    "--ScheduledReleaseAssignment.as_of=2026-11-30T12:00")
-    assert done.returncode != 0
-    assert REFUSAL in done.stderr, done.stderr
-    assert "--ScheduledReleaseAssignment.ignore_schedule=True" in done.stderr
+    assert done.code != 0
+    assert REFUSAL in done.output, done.output
+    assert "--ScheduledReleaseAssignment.ignore_schedule=True" in done.output
     assert not outbound(exchange, "04_activations").exists()
     done = release(root, exchange, "04_activations", "--ScheduledReleaseAssignment.as_of=2026-12-02")
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.output
     assert outbound(exchange, "04_activations").read_bytes() == \
         (root / "release" / "04_activations" / "04_activations.ipynb").read_bytes()
 
@@ -97,9 +97,9 @@ def test_the_override_releases_and_says_what_went_out(course):
     root, exchange = course
     done = release(root, exchange, "04_activations", "--ScheduledReleaseAssignment.as_of=2026-11-30",
                    "--ScheduledReleaseAssignment.ignore_schedule=True")
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.output
     assert ("releasing 04_activations with the solutions of 02_gradients and 03_module_linear "
-            "without checking the schedule") in done.stderr
+            "without checking the schedule") in done.output
     assert outbound(exchange, "04_activations").exists()
 
 
@@ -107,8 +107,8 @@ def test_a_malformed_schedule_refuses_every_release_naming_the_entry(course):
     root, exchange = course
     (root / "schedule.toml").write_text(TERM.replace("closes = 2026-11-08", 'closes = "soon"'))
     done = release(root, exchange, "01_setup")
-    assert done.returncode != 0
-    assert "01_setup: closes = 'soon' is not a TOML date or date-time" in done.stderr, done.stderr
+    assert done.code != 0
+    assert "01_setup: closes = 'soon' is not a TOML date or date-time" in done.output, done.output
     assert not outbound(exchange, "01_setup").exists()
 
 

@@ -35,7 +35,7 @@ def collected(tmp_path_factory, isolated_jupyter, new_course):
         zf.write(release, "my homework.ipynb")
     done = nbgrader(root, "zip_collect", UNIT, "--force")
     summary = grade(root, [UNIT], workers=2, limits=Limits(cell_timeout=30), progress=False)
-    return root, done.stdout + done.stderr, summary
+    return root, done.output, summary
 
 
 def test_each_student_gets_their_newest_notebook(collected):

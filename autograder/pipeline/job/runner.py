@@ -78,9 +78,10 @@ def run(args: list[str], cwd: Path, env: dict[str, str], log: Path,
     return process.exitcode
 
 
-def run_captured(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int | None, str]:
+def run_captured(args: list[str], cwd: Path, env: dict[str, str],
+                 timeout: float | None = None) -> tuple[int | None, str]:
     """``run`` with its log in a temporary file: the exit code and what nbgrader printed."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
         log = Path(tmp) / "log"
-        code = run(args, cwd, env, log)
+        code = run(args, cwd, env, log, timeout)
         return code, log.read_text(errors="replace")
