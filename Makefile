@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Python caches each module's bytecode beside it. An environment that turns that off
+# (PYTHONDONTWRITEBYTECODE, set on some CI machines) makes every process the suite and the
+# grader start compile the course's packages again: kernels, workers, nbgrader, servers.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test soak docs screenshots parity bench clean student-bundle lab hub
 
