@@ -1,7 +1,8 @@
 """Where grading jobs run: Dask distributed, on this machine or on an existing cluster.
 
 ``Executor(scheduler=None, workers=N)`` starts a ``distributed.LocalCluster`` of N
-worker processes with one thread each (one submission at a time per process);
+worker processes with one thread each (one submission at a time per process), forked from a
+server that has imported Dask and the job (``local_worker``);
 ``Executor(scheduler="tls://HOST:PORT", tls_files=TLSFiles(...))`` (or Dask's own
 ``DASK_SCHEDULER_ADDRESS``) connects to a running cluster instead: dask-jobqueue on Slurm or
 PBS, dask-kubernetes, a ``dask scheduler`` with ``dask worker`` processes started by hand.
@@ -34,8 +35,8 @@ import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from tqdm import tqdm
 
-from autograder.pipeline.executor import tls
-from autograder.pipeline.job import fingerprint
+from autograder.pipeline.executor import local_worker, tls
+from autograder.pipeline.job import fingerprint, runner
 from autograder.pipeline.job.job import Job, Material, MismatchError, Result, lost, run
 
 RETRIES = 2             # a job's worker may die this often before the job is given up
@@ -45,7 +46,9 @@ IN_FLIGHT_PER_THREAD = 2
 # The local cluster's settings. Each worker's statistical profiler (the dashboard's "Profile"
 # page) would sample its stack every 10 ms, in CPU the jobs need.
 LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES,
-                "distributed.worker.profile.enabled": False}
+                "distributed.worker.profile.enabled": False,
+                # its workers fork from a server that has imported Dask and the job
+                "distributed.worker.multiprocessing-method": "forkserver"}
 
 
 class ExecutorError(RuntimeError):
@@ -66,11 +69,13 @@ class Executor:
         if address:
             self.client = _connect(address, tls_files, insecure)
         else:
+            runner.fork_server()    # started with the job's imports, before Dask's own
             with dask.config.set(LOCAL_CONFIG):
                 self.cluster = LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
                     host="127.0.0.1", dashboard_address="127.0.0.1:0",   # any free port
-                    security=tls.local(),
+                    security=tls.local(), env=local_worker.state(),
+                    preload=[local_worker.__name__],
                     silence_logs=logging.CRITICAL)  # a lost worker is reported per job
             self.client = Client(self.cluster)    # with the cluster's credentials
         self.where = address or f"a local cluster of {workers} worker process(es)"

@@ -5,10 +5,15 @@ notebooks take to grade. A ``multiprocessing`` fork server preloads nbgrader onc
 each command then runs in a fresh forked child (its own working directory,
 environment, memory limit and log file), which the caller can kill like any
 process. ``run`` waits for it, at most ``timeout`` seconds.
+
+A local Dask cluster's workers fork from the same server (``autograder.pipeline.executor``),
+so it preloads what they import too, Dask and the job: a worker then starts in a quarter of a
+second instead of 1.5 to 2 s of CPU for a new interpreter and its imports.
 """
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import resource
 import signal
@@ -18,14 +23,19 @@ from pathlib import Path
 
 import psutil
 
+# What the fork server imports once for all its children: nbgrader's commands, and a local
+# cluster's grading workers.
+PRELOAD = ["autograder.pipeline.job.launch", "autograder.pipeline.job.job", "distributed"]
 _context = None
 
 
-def _get_context():
+def fork_server():
+    """The fork server's ``multiprocessing`` context, the server started with ``PRELOAD``."""
     global _context
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
-        multiprocessing.set_forkserver_preload(["autograder.pipeline.job.launch"])
+        multiprocessing.set_forkserver_preload(PRELOAD)
+        multiprocessing.forkserver.ensure_running()
     return _context
 
 
@@ -68,7 +78,7 @@ def kill_tree(pid: int) -> None:
 def run(args: list[str], cwd: Path, env: dict[str, str], log: Path,
         timeout: float | None = None) -> int | None:
     """``nbgrader ARGS`` in ``cwd``; its exit code, or None if it was killed at ``timeout``."""
-    process = _get_context().Process(target=_child, args=(list(args), str(cwd), env, str(log)))
+    process = fork_server().Process(target=_child, args=(list(args), str(cwd), env, str(log)))
     process.start()
     process.join(timeout)
     if process.is_alive():
