@@ -360,3 +360,37 @@ def test_the_local_workers_spend_no_cpu_on_dasks_profiler():
     from autograder.pipeline.executor.executor import Executor
     with Executor(None, 1) as executor:
         assert list(executor.client.run(_profiling).values()) == [False]
+
+
+# A process that starts the fork server, then changes what a spawned worker would inherit.
+LATER_CHANGES = """
+import json, os, sys
+from autograder.pipeline.job import runner
+from autograder.pipeline.executor.executor import Executor
+
+def seen():
+    from threadpoolctl import threadpool_info
+    return {"set": os.environ.get("SET_LATER"), "removed": os.environ.get("REMOVED_LATER"),
+            "handed": os.environ.get("AUTOGRADER_WORKER_STATE"), "cwd": os.getcwd(),
+            "path": sys.path[0], "blas": sorted({i["num_threads"] for i in threadpool_info()})}
+
+os.environ["REMOVED_LATER"] = "the server's"
+runner.fork_server()
+del os.environ["REMOVED_LATER"]
+os.environ["SET_LATER"] = "the run's"
+os.chdir(sys.argv[1])
+sys.path.insert(0, sys.argv[1])
+with Executor(None, 1) as executor:
+    print(json.dumps(list(executor.client.run(seen).values())[0]))
+"""
+
+
+def test_a_local_worker_has_the_runs_environment_not_its_fork_servers(tmp_path):
+    """The local workers fork from a server started earlier (``local_worker``): what changed
+    since reaches them as it would reach a spawned worker, with one BLAS thread."""
+    done = subprocess.run([sys.executable, "-c", LATER_CHANGES, str(tmp_path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "set": "the run's", "removed": None, "handed": None, "cwd": str(tmp_path),
+        "path": str(tmp_path), "blas": [1]}
