@@ -59,6 +59,18 @@ def screenshot(target, name: str) -> None:
         target.screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
+def score_by_hand(page, grade_id: str, score: str) -> None:
+    """Give the cell ``grade_id`` ``score`` in Formgrader's submission view on ``page``, as an
+    instructor types it, and wait until it is saved. Formgrader puts each cell's saved score
+    into its input once it has fetched the grades: a score typed before that is overwritten, or
+    typed after the saved one ("8" and "9": 89, saved as the maximum). The fetch gives the
+    inputs their placeholders in the same step."""
+    page.wait_for_selector(f"input#{grade_id}_extra_credit[placeholder]", state="attached")
+    page.fill(f"input.score#{grade_id}", score)
+    page.keyboard.press("Tab")
+    page.wait_for_selector(f".nbgrader_cell:has(#{grade_id}) .score-saved.glyphicon-ok")
+
+
 def free_port(span: int = 1) -> int:
     """A port on 127.0.0.1 that is free, with the ``span - 1`` ports after it."""
     for _ in range(50):

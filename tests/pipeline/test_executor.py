@@ -299,8 +299,11 @@ def test_ctrl_c_keeps_what_was_merged_and_a_rerun_grades_the_rest(course):
                "--workers", "1", "--timeout", "30"]
     for student in students:
         command += ["--student", student]
+    # As from a terminal: Ctrl-C not ignored, even when this suite runs in the background
+    # (`make test &`, whose processes inherit an ignored SIGINT).
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
+                           start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = course / "autograded" / students[0] / UNIT / ".grading.json"
     deadline = time.monotonic() + 180
     while not first.exists() and time.monotonic() < deadline and run.poll() is None:

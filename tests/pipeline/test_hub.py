@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import requests
-from browser import free_port, screenshot, wait_until_up
+from browser import free_port, score_by_hand, screenshot, wait_until_up
 from hubs import (CAPSTONE, HOST, MINUTE, UNIT, Hub, clean_up, login, processes_of, refusals,
                   start, stop)
 
@@ -222,13 +222,8 @@ def test_the_reflection_is_graded_by_hand_in_formgrader(hub, chromium):
 
     teacher.locator("tr", has_text="Submission #1").locator("td.name a.name-hidden").click()
     teacher.wait_for_selector("input.score#reflection")
-    # A score typed before Formgrader has bound its grades to the page is never saved; the
-    # binding gives the inputs their placeholders.
-    teacher.wait_for_selector("input#reflection_extra_credit[placeholder]", state="attached")
     assert REFLECTION[:40] in teacher.locator("body").inner_text()
-    teacher.fill("input.score#reflection", "8")
-    teacher.keyboard.press("Tab")
-    teacher.wait_for_selector(".nbgrader_cell:has(#reflection) .score-saved.glyphicon-ok")
+    score_by_hand(teacher, "reflection", "8")
     screenshot(teacher, "formgrader-manual-grading")
     new_total, new_task = _scores(teacher, hub)
     assert new_task == "8 / 10", new_task

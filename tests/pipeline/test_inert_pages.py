@@ -26,7 +26,8 @@ from urllib.parse import quote
 import nbformat
 import pytest
 import xss
-from browser import free_port, launch, missing_browser, require, screenshot, stop, wait_until_up
+from browser import (free_port, launch, missing_browser, require, score_by_hand, screenshot,
+                     stop, wait_until_up)
 from nbgrader.api import Gradebook
 
 from autograder.pipeline.ledger import manual
@@ -155,9 +156,7 @@ def _elsewhere(page, base: str, root: Path) -> None:
 def _grade_by_hand(page, base: str, ids: dict[str, str]) -> None:
     """The instructor gives ada's reflection 9 in Formgrader's submission view."""
     page.goto(f"{base}/formgrader/submissions/{ids[HONEST]}/")
-    page.fill("input.score#reflection", "9")
-    page.keyboard.press("Tab")
-    page.wait_for_selector(".nbgrader_cell:has(#reflection) .score-saved.glyphicon-ok")
+    score_by_hand(page, "reflection", "9")
 
 
 @pytest.fixture(scope="module")
