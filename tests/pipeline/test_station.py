@@ -3,6 +3,7 @@ the garbage collector's full passes."""
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import os
 import shutil
 import socket
@@ -37,6 +38,30 @@ def test_the_caches_are_built_once_per_machine(tmp_path, monkeypatch):
 
     monkeypatch.setattr(station_module.subprocess, "run", no_second_build)
     assert Station().matplotlib == fonts
+
+
+def _station_made_and_removed() -> None:
+    shutil.rmtree(Station().dir)
+
+
+def test_workers_starting_together_on_a_new_machine_build_the_caches_once(tmp_path, monkeypatch):
+    builds, build = tmp_path / "builds", station_module.subprocess.run
+
+    def counted(*args, **kwargs):
+        with open(builds, "a") as log:
+            log.write("built\n")
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(station_module.subprocess, "run", counted)
+    workers = [multiprocessing.get_context("fork").Process(target=_station_made_and_removed)
+               for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [worker.exitcode for worker in workers] == [0, 0, 0]
+    assert builds.read_text() == "built\n"
+    assert cached(tmp_path / "cache")
 
 
 def test_a_missing_cache_is_built_again():

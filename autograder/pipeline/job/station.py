@@ -16,6 +16,7 @@ killed, which ends nbgrader's run of it.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import gc
 import os
 import shutil
@@ -48,6 +49,21 @@ WARM_CACHES = ("import matplotlib.font_manager\n"
                "load_mnist(); load_digits()")
 
 
+@contextmanager
+def _exclusive(lock: Path):
+    """Hold an exclusive lock on the file ``lock`` (made if missing); where it cannot be
+    made (a read-only cache folder), go on without it."""
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        held = open(lock, "a")
+    except OSError:
+        yield
+        return
+    with held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
 class Deadline:
     """Whether a job's time limit passed (its processes were then killed)."""
 
@@ -77,10 +93,17 @@ class Station:
         gc.freeze()
 
     def _build_caches(self) -> None:
-        """The font and digit caches, unless an earlier worker on this machine built them."""
-        if not (cached(self.datasets) and any(self.matplotlib.glob("fontlist-*.json"))):
-            subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
-                {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+        """The font and digit caches, unless an earlier worker on this machine built them.
+        Workers that start together on a new machine build them once: the others wait."""
+        if self._caches_built():
+            return
+        with _exclusive(self.datasets / ".building"):
+            if not self._caches_built():
+                subprocess.run([sys.executable, "-c", WARM_CACHES], check=False, env=tool_env(
+                    {"MPLCONFIGDIR": str(self.matplotlib), CACHE_ENV: str(self.datasets)}))
+
+    def _caches_built(self) -> bool:
+        return cached(self.datasets) and any(self.matplotlib.glob("fontlist-*.json"))
 
     def _remove(self) -> None:
         if self._zygote is not None:
