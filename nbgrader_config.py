@@ -37,6 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from autograder.pipeline.job.outputs import ScrubHiddenTracebacks  # noqa: E402
 from autograder.pipeline.term import unsandboxed  # noqa: E402
 from autograder.pipeline.term.exchange import exchange  # noqa: E402
+from autograder.pipeline.term.feedback_page import DescribeImages, FeedbackExporter  # noqa: E402
 from autograder.pipeline.term.inert import MakeInert  # noqa: E402
 
 # The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
@@ -71,5 +72,8 @@ c.OverwriteCells.add_missing_cells = True
 # Feedback shows which checks failed, never the hidden test code: a hidden test cell's
 # traceback becomes its message alone, then the hidden test lines are removed. What the
 # student wrote or printed runs no script in the page (autograder/pipeline/term/inert.py).
+# Each picture gets its description before the page is rendered, which is then written as
+# rendered, not parsed and written again (autograder/pipeline/term/feedback_page.py).
 c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenTracebacks, ClearHiddenTests,
-                                    MakeInert, CSSHTMLHeaderPreprocessor]
+                                    MakeInert, DescribeImages, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.exporter_class = FeedbackExporter

@@ -21,6 +21,11 @@ from course.widgets.trainer import Trainer, TrainingError
 RENDER_INTERVAL = 0.4
 """Least seconds between pictures while playing: drawing costs more than an epoch on toy data."""
 
+DESCRIPTIONS = {"boundary": "the decision regions, with the train and test points",
+                "curves": "the train and test loss and accuracy per epoch",
+                "layers": "per layer, the gradient norm and the share of dead ReLUs"}
+"""What each picture of the static copy shows, its ``alt`` text (feedback pages, screen readers)."""
+
 
 _LIBRARIES = (str(Path(__file__).parents[1]), sysconfig.get_paths()["purelib"])
 """Frames from here (course/) and from installed packages are not where a student looks."""
@@ -223,8 +228,8 @@ class Playground:
         """The live widget, plus a static HTML copy of the pictures for viewers without widgets."""
         bundle = self.widget._repr_mimebundle_(**kwargs)
         pictures = "".join(
-            f"<img src='data:image/png;base64,{base64.b64encode(image.value).decode()}'/>"
-            for image in self.images.values() if image.value
+            f"<img src='data:image/png;base64,{base64.b64encode(image.value).decode()}' "
+            f"alt='{DESCRIPTIONS[name]}'/>" for name, image in self.images.items() if image.value
         )
         bundle["text/html"] = f"<div>{pictures}<p>{self.status.value}</p></div>"
         return bundle

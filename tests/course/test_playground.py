@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from course.widgets import Config, Framework, Playground, Trainer
+from course.widgets.playground import DESCRIPTIONS
 from minitorch_ref import nn
 
 FAST = Config(n_points=100)
@@ -155,6 +156,7 @@ def test_display_offers_the_widget_and_a_static_copy(playground):
     bundle = playground._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/html"].count("data:image/png;base64,") == 3
+    assert all(f"alt='{words}'" in bundle["text/html"] for words in DESCRIPTIONS.values())
 
 
 def test_only_the_given_classes_are_offered(classes):

@@ -3,6 +3,7 @@ and the class report cover the class."""
 from __future__ import annotations
 
 import csv
+import re
 
 import pytest
 
@@ -30,6 +31,15 @@ def test_feedback_never_shows_hidden_test_code(graded):
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert not [word for word in HIDDEN if word in text], page
+
+
+def test_every_picture_in_feedback_is_described(graded):
+    """A plot's ``<img>`` has an ``alt``, as in nbconvert's pages, although the course's exporter
+    does not parse the page again to add it (autograder/pipeline/term/feedback_page.py)."""
+    pictures = [tag for page in (graded.root / "feedback").rglob("*.html")
+                for tag in re.findall(r"<img\b[^>]*>", page.read_text(encoding="utf-8"))]
+    assert pictures and all(re.search(r"\salt=", tag) for tag in pictures), \
+        [tag[:60] + "..." + tag[-80:] for tag in pictures if not re.search(r"\salt=", tag)][:3]
 
 
 def test_feedback_shows_the_failed_check_and_its_diagnosis(graded):

@@ -2,8 +2,8 @@
 
 ``generate`` runs ``nbgrader generate_feedback`` on batches of about equal size
 (one assignment, a few students each), several at once: feedback only reads the
-gradebook, and sqlite takes concurrent readers. A notebook takes about a second
-(nbconvert's HTML and its accessibility pass), so one batch per assignment left
+gradebook, and sqlite takes concurrent readers. A notebook takes up to a second
+(nbconvert's HTML, rendered once: ``feedback_page``), so one batch per assignment left
 one worker rendering the largest unit while the other sat idle.
 The course's ``nbgrader_config.py`` decides what feedback shows; it runs
 ``ScrubHiddenTracebacks`` and then nbgrader's ``ClearHiddenTests``, so a student
