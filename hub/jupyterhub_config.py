@@ -46,7 +46,7 @@ sys.path.insert(0, str(HUB.parent))
 
 from autograder.hub import cgroups, limits, logins, origins, roster, state  # noqa: E402
 from autograder.hub import exchange as student_exchange  # noqa: E402
-from autograder.hub.spawner import SandboxSpawner  # noqa: E402
+from autograder.hub.spawner import SandboxSpawner, server_command  # noqa: E402
 from autograder.pipeline.term.exchange import exchange  # noqa: E402
 
 c = get_config()  # noqa: F821  (injected by JupyterHub)
@@ -208,7 +208,7 @@ c.SandboxSpawner.exchange_root = str(EXCHANGE)
 c.SandboxSpawner.course_id = exchange.course_id()
 c.SandboxSpawner.home_dir_template = str(STATE / "instructor-home")
 c.Spawner.env_keep = ["LANG", "LC_ALL"]
-c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.cmd = server_command(BIN / "python")
 c.Spawner.default_url = "/lab"
 
 

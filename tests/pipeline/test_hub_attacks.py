@@ -25,6 +25,7 @@ import requests
 from hubs import Visit, processes_of
 
 from autograder.hub import logins
+from autograder.hub.spawner import server_command
 
 pytestmark = pytest.mark.pipeline
 
@@ -170,14 +171,15 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
                             "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
                             "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
     mine = set(processes_of((hub.state / "homes" / "alice").stat().st_uid))
-    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[1:3]
+    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[:4]
                  for c in psutil.net_connections("tcp")
                  if c.status == psutil.CONN_LISTEN and c.pid in mine}
-    server = f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/jupyterhub-singleuser"
+    python = f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/python"
+    kernel, server = [python, "-m", "ipykernel_launcher", "-f"], server_command(Path(python))
     assert kernels[0] and set(kernels[0]) == {"ipc"}, kernels
-    assert listening[kernels[1]] == ["-m", "ipykernel_launcher"]      # this kernel's pipe
+    assert listening[kernels[1]] == kernel      # this kernel's pipe
     assert sorted(map(tuple, listening.values())) == \
-        [("-m", "ipykernel_launcher")] * len(kernels[0]) + [(server,)], listening
+        sorted([tuple(kernel)] * len(kernels[0]) + [tuple(server)]), listening
 
 
 def test_her_password_is_hers_alone(hub):
