@@ -49,7 +49,7 @@ $(PROXY): hub/package.json hub/package-lock.json
 
 hub: $(STAMP) $(PROXY)
 	$(BIN)/python -m autograder.hub.student_env $(STUDENT_ENV)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/jupyterhub -f hub/jupyterhub_config.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m autograder.hub -f hub/jupyterhub_config.py
 
 # What students get: the release notebooks of the units schedule.toml has opened (or
 # BUNDLE_FLAGS="--units 01_setup 02_gradients"), the `course` wheel, requirements.txt.
@@ -57,12 +57,13 @@ student-bundle: $(STAMP)
 	$(BIN)/python -m autograder bundle --out build/student-bundle $(BUNDLE_FLAGS)
 
 # The hub's browser test needs the proxy: without npm it skips (under CI=true it fails).
-# Two pytest-xdist workers, given whole files of tests (tests/workers.py); the ten slowest
-# tests are listed at the end.
+# Three pytest-xdist workers on two cores, given whole files of tests (tests/workers.py): a
+# third worker's tests use the cores while others wait (a job's time budget, a server being
+# culled, a page loading). The ten slowest tests are listed at the end.
 test: $(STAMP)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(PROXY); \
 	  else echo "NOTE: npm is missing; the JupyterHub test will be skipped."; fi
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10
+	$(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=10
 
 # The soak tests with their full repetitions (the suite runs each a few times: tests/soak.py).
 soak: $(STAMP)

@@ -13,4 +13,6 @@ Modules:
     ``roster``      the class list a hub makes its logins from;
     ``logins``      one password per person, rate-limited failures, strong instructor passwords.
     ``origins``     where users open the hub, and each user's server on a host of its own.
+
+``python -m autograder.hub -f hub/jupyterhub_config.py`` starts it (``__main__``).
 """

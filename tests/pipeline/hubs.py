@@ -100,8 +100,8 @@ def hub_env(base: Path, course: Path, port: int, environment: Path) -> dict[str,
 
 def start(env: dict[str, str], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
-        return subprocess.Popen([str(Path(sys.executable).with_name("jupyterhub")), "-f",
-                                 str(HUB_CONFIG)], cwd=REPO, env=env, stdout=out,
+        return subprocess.Popen([sys.executable, "-m", "autograder.hub", "-f", str(HUB_CONFIG)],
+                                cwd=REPO, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 
