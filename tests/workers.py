@@ -6,10 +6,10 @@ budget, a server being culled, a page loading); a third worker's tests use them 
 (idle 28 s, the run 9:57 instead of 10:23). A worker builds its own session and module
 fixtures, so a file's tests go to one worker together (a module's kernel, Dask cluster or term
 through the exchange is built once), and so do the files that share an expensive session
-fixture (``SHARED``): the graded course, the course hub and the student bundle's environment,
-each built by one worker only. They take longest, so the workers start with them and none
-waits alone for one of them at the end. What a worker's tests want printed after the run (``print_at_end``) the
-controller prints. Without xdist nothing changes: the order is the files'.
+fixture (``SHARED``): the graded course, the course hub, the student bundle's environment and
+the mutation audit's in-process verdicts, each built by one worker only. They take longest,
+so the workers start with them and none waits alone for one of them at the end. What a
+worker's tests want printed after the run (``print_at_end``) the controller prints. Without xdist nothing changes: the order is the files'.
 (Loaded as a plugin by tests/conftest.py: pytest puts tests/ on ``sys.path``.)
 
 The controller sees only the tests' names, so ``SHARED`` lists the files by name; a worker
@@ -33,6 +33,9 @@ SHARED = {
                               "tests/pipeline/test_hub_across_origins.py")),
     "student bundle": (("student_bundle", "student_env", "release_runs"), (
         "tests/pipeline/test_bundle.py", "tests/notebooks/test_validation.py")),
+    "in-process audit": (("in_process_verdict",), (
+        "tests/autograder/test_testimony.py", "tests/autograder/test_remote_audit.py",
+        "tests/autograder/test_mutation_audit.py")),
 }
 GROUP_OF_FILE = {file: group for group, (_, files) in SHARED.items() for file in files}
 AT_END = "print at the end"     # a worker's output to the controller: {title: text}

@@ -1,13 +1,30 @@
-"""Collect the mutation audit's verdicts and print its table at the end of the run; give
-tests a short time limit for students' endless loops."""
+"""The mutation audit's in-process verdicts, computed once a session, and its table printed at
+the end of the run; a short time limit for students' endless loops."""
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 from workers import print_at_end
 
 from autograder import audit, registry
+from autograder.mutants import Mutant
 
 _VERDICTS: list[audit.Verdict] = []
+
+
+@pytest.fixture(scope="session")
+def in_process_verdict() -> Callable[[Mutant], audit.Verdict]:
+    """``audit.audit_mutant``, once a session per mutant: the mutation audit judges the
+    verdicts, and the remote audit and the testimony test compare theirs with them
+    (tests/workers.py keeps the three files on one worker)."""
+    verdicts: dict[str, audit.Verdict] = {}
+
+    def verdict(mutant: Mutant) -> audit.Verdict:
+        if mutant.name not in verdicts:
+            verdicts[mutant.name] = audit.audit_mutant(mutant)
+        return verdicts[mutant.name]
+    return verdict
 
 
 @pytest.fixture

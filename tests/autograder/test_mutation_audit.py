@@ -16,8 +16,8 @@ def test_every_check_passes_on_the_reference():
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_caught_and_named(mutant, audit_verdicts):
-    verdict = audit.audit_mutant(mutant)
+def test_mutant_is_caught_and_named(mutant, audit_verdicts, in_process_verdict):
+    verdict = in_process_verdict(mutant)
     audit_verdicts.append(verdict)
     assert verdict.caught_by, f"no check catches {mutant.name} ({mutant.bug})"
     assert verdict.diagnosed is not False, (

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.audit import audit_mutant
 from autograder.audit_remote import agent_kernel, remote_failure
 from autograder.mutants import catalogue, variants
 from autograder.registry import CHECKS
@@ -35,8 +34,8 @@ def test_the_reference_passes_every_check_graded_from_outside(kernel):
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_a_mutant_fails_from_outside_where_it_fails_in_process(kernel, mutant):
-    expected = audit_mutant(mutant)
+def test_a_mutant_fails_from_outside_where_it_fails_in_process(kernel, mutant, in_process_verdict):
+    expected = in_process_verdict(mutant)
     messages = {check.name: remote_failure(kernel, check, mutant) for check in REMOTE
                 if check.name in expected.caught_by}
     assert [name for name, message in messages.items() if message is None] == []

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from autograder import testimony
-from autograder.audit import audit_mutant
 from autograder.audit_remote import agent_kernel, remote_failure
 from autograder.mutants import catalogue, variants
 from autograder.registry import CHECKS
@@ -138,11 +137,11 @@ def liar():
 
 
 @pytest.fixture(scope="module")
-def caught() -> dict[str, list]:
+def caught(in_process_verdict) -> dict[str, list]:
     """For each check, the catalogued bugs it catches in-process."""
     found: dict[str, list] = {name: [] for name in CHECKS}
     for mutant in MUTANTS:
-        for name in audit_mutant(mutant).caught_by:
+        for name in in_process_verdict(mutant).caught_by:
             found[name].append(mutant)
     return found
 

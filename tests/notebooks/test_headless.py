@@ -1,6 +1,6 @@
 """Every notebook with widgets executes headless, as ``jupyter nbconvert --execute`` runs it
 (nbclient, no timeout), and each of its widget cells runs again and again without a stall: 20
-times in a row under ``make soak``, 3 in the suite (tests/soak.py).
+times in a row under ``make soak``, twice in the suite (tests/soak.py).
 
 A stall needs the executor to send on the shell channel during a cell (nbclient issue #312:
 it answers an ipywidgets ``Output`` widget, and misses the cell's reply that came just
@@ -30,7 +30,7 @@ def shows_a_widget(cell) -> bool:
     return any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", ()))
 
 
-@pytest.mark.soak(full=20, suite=3)
+@pytest.mark.soak(full=20, suite=2)
 @pytest.mark.parametrize("widget_unit", WIDGET_UNITS, ids=str)
 def test_widget_cells_run_headless_again_and_again_without_a_stall(widget_unit, repetitions,
                                                                   tmp_path, isolated_jupyter):

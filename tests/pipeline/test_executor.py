@@ -354,15 +354,26 @@ def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, cre
         grade(course, [UNIT], ["nobody"], workers=0, limits=LIMITS, progress=False)
 
 
-def _profiling() -> bool:
+def _wakeups(server) -> tuple[float, float]:
+    """How often a Dask server times its event loop and samples the machine (ms)."""
+    return tuple(server.periodic_callbacks[name].callback_time for name in ("tick", "monitor"))
+
+
+def _worker_housekeeping(dask_worker) -> tuple:
     import dask
-    return dask.config.get("distributed.worker.profile.enabled")
+    return (dask.config.get("distributed.worker.profile.enabled"), *_wakeups(dask_worker))
 
 
-def test_the_local_workers_spend_no_cpu_on_dasks_profiler():
+def test_the_local_cluster_spends_no_cpu_on_dasks_profiler_or_frequent_wakeups():
+    """The workers' profiler off; every server (worker, nanny, scheduler) times its event loop
+    every 0.5 s and samples the machine every 2 s (Dask's 10 ms, 20 ms and 0.5 s)."""
     from autograder.pipeline.executor.executor import Executor
     with Executor(None, 1) as executor:
-        assert list(executor.client.run(_profiling).values()) == [False]
+        client = executor.client
+        assert list(client.run(_worker_housekeeping).values()) == [(False, 500, 2000)]
+        assert list(client.run(lambda dask_worker: _wakeups(dask_worker), nanny=True).values()) \
+            == [(500, 2000)]
+        assert client.run_on_scheduler(lambda dask_scheduler: _wakeups(dask_scheduler)) == (500, 2000)
 
 
 # A process that starts the fork server, then changes what a spawned worker would inherit.

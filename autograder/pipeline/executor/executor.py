@@ -44,9 +44,15 @@ CONNECT_SECONDS = 5
 WORKER_WAIT_SECONDS = 60   # for the first worker of an existing cluster to join
 IN_FLIGHT_PER_THREAD = 2
 # The local cluster's settings. Each worker's statistical profiler (the dashboard's "Profile"
-# page) would sample its stack every 10 ms, in CPU the jobs need.
+# page) would sample its stack every 10 ms, in CPU the jobs need. Every Dask process (the
+# scheduler here, each nanny and worker) would also wake 50 times a second to time its own
+# event loop (a warning past 3 s blocked) and twice a second to sample the machine for the
+# dashboard's graphs: a cluster of two workers spent 1.45 s of CPU in 20 s doing nothing,
+# 0.63 s with these at 0.5 s and 2 s. The nannies' memory watch (every 0.1 s) stays as it is.
 LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES,
                 "distributed.worker.profile.enabled": False,
+                "distributed.admin.tick.interval": "500ms",
+                "distributed.admin.system-monitor.interval": "2s",
                 # its workers fork from a server that has imported Dask and the job
                 "distributed.worker.multiprocessing-method": "forkserver"}
 
