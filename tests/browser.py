@@ -8,6 +8,7 @@ where that is a failure.
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import time
@@ -71,15 +72,27 @@ def score_by_hand(page, grade_id: str, score: str) -> None:
     page.wait_for_selector(f".nbgrader_cell:has(#{grade_id}) .score-saved.glyphicon-ok")
 
 
+# Where free_port looks: below the machine's ephemeral ports, which the kernel hands out on
+# its own (a connection's local port, a bind to port 0). A port found free there stays free
+# until the server binds it, whatever the other workers' kernels, clusters and browsers do
+# meanwhile; taken from the ephemeral range, the hub's second port was once taken first.
+LOWEST_PORT = 20000
+EPHEMERAL_PORTS = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port(span: int = 1) -> int:
-    """A port on 127.0.0.1 that is free, with the ``span - 1`` ports after it."""
-    for _ in range(50):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port + span <= 65535 and all(_free(port + k) for k in range(1, span)):
+    """A port on 127.0.0.1 that is free, with the ``span - 1`` ports after it, below the
+    ephemeral ports (another worker's ``free_port`` may draw the same: one in thousands)."""
+    try:
+        ephemeral = int(EPHEMERAL_PORTS.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768              # Linux's default
+    for _ in range(100):
+        port = random.randrange(LOWEST_PORT, ephemeral - span)
+        if all(_free(port + k) for k in range(span)):
             return port
-    raise RuntimeError(f"no {span} free consecutive ports on 127.0.0.1")
+    raise RuntimeError(f"no {span} free consecutive ports on 127.0.0.1 between {LOWEST_PORT} "
+                       f"and {ephemeral}")
 
 
 def _free(port: int) -> bool:

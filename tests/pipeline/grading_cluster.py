@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
+from browser import free_port
 from distributed import Client
 
 from autograder.pipeline.demo.scenario import TIMESTAMP
@@ -69,12 +69,6 @@ def total(root: Path, student: str) -> float:
             "JOIN submitted_notebook n ON g.notebook_id = n.id "
             "JOIN submitted_assignment a ON n.assignment_id = a.id "
             "JOIN student s ON a.student_id = s.id WHERE s.id = ?", (student,)).fetchone()[0]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

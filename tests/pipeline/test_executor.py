@@ -29,8 +29,8 @@ from autograder.pipeline.course import Course
 from autograder.pipeline.ledger.grade import GradingError, grade, pending
 from autograder.pipeline.job.job import Limits
 from autograder.pipeline.term.report import write_report
-from grading_cluster import (LIMITS, UNIT, dask_cluster, free_port, hand_in,
-                             tls_options, total)
+from browser import free_port
+from grading_cluster import LIMITS, UNIT, dask_cluster, hand_in, tls_options, total
 
 pytestmark = pytest.mark.pipeline
 # pidfd_send_signal raises no audit event, so the unsandboxed kernel's guard does not stop it
