@@ -1,6 +1,6 @@
 """The Playground in a real browser: JupyterLab in headless Chromium, driven by playwright.
 
-Skips (printing why) without /usr/bin/chromium or playwright, except under CI=true,
+Skips (printing why) without /usr/bin/chromium-headless-shell or playwright, except under CI=true,
 where that is a failure. `make screenshots` saves the Playground's picture for the docs.
 """
 from __future__ import annotations
