@@ -9,10 +9,11 @@ same verdicts, and ``bench/autograde.py --checks-cost`` times it against the in-
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from typing import Iterator
 
 from jupyter_client.blocking import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
+from jupyter_client.manager import KernelManager
 
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant
@@ -40,19 +41,27 @@ def _use(names, mutant=None, target=None):
 
 @contextlib.contextmanager
 def agent_kernel(code: str = SETUP) -> Iterator[Kernel]:
-    """A fresh kernel that ran ``code`` (which must succeed), with the grader's agent installed."""
-    manager, client = start_new_kernel(kernel_name="python3")
-    channel = Channel(manager.get_connection_info())
-    try:
-        reply = client.execute_interactive(code, timeout=60)
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"the kernel could not run its set-up: {reply['content']}")
-        channel.install()
-        yield client, channel
-    finally:
-        channel.close()
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    """A fresh kernel that ran ``code`` (which must succeed), with the grader's agent installed.
+    Its sockets are files in a folder of its own (ZeroMQ's ``ipc`` transport), as a grading
+    kernel's are: a TCP port found free could be taken by another process (any connection's
+    local port) before the kernel binds it, and the kernel then dies at its start."""
+    with tempfile.TemporaryDirectory(prefix="audit-kernel-") as folder:
+        manager = KernelManager(kernel_name="python3", transport="ipc", ip=f"{folder}/kernel")
+        manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        channel = Channel(manager.get_connection_info())
+        try:
+            client.wait_for_ready(timeout=60)
+            reply = client.execute_interactive(code, timeout=60)
+            if reply["content"]["status"] != "ok":
+                raise RuntimeError(f"the kernel could not run its set-up: {reply['content']}")
+            channel.install()
+            yield client, channel
+        finally:
+            channel.close()
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
 
 
 def remote_failure(kernel: Kernel, check: Check,
