@@ -15,10 +15,22 @@ pytestmark = pytest.mark.notebooks
 RUNNER = Path(__file__).with_name("visible_cells.py")
 
 
-def said(unit: str, cell: str, *edits: tuple[str, str, str]) -> str:
-    done = subprocess.run([sys.executable, str(RUNNER), unit, cell, json.dumps(edits)],
-                          capture_output=True, text=True, timeout=300, check=True)
-    return done.stdout
+@pytest.fixture(scope="module")
+def said():
+    """What a visible test cell says when its notebook runs with ``edits`` (tests/notebooks/
+    visible_cells.py, each run in a fresh child of one warm server)."""
+    server = subprocess.Popen([sys.executable, str(RUNNER), "--serve"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+
+    def ask(unit: str, cell: str, *edits: tuple[str, str, str]) -> str:
+        server.stdin.write(json.dumps([unit, cell, edits]) + "\n")
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        assert reply["status"] == 0, f"{unit} up to {cell} failed:\n{reply['out']}"
+        return reply["out"]
+    yield ask
+    server.stdin.close()
+    server.wait(timeout=60)
 
 
 BIAS_AXIS = ("linear", "self.bias.grad += grad_output.sum(axis=0)",
@@ -29,11 +41,11 @@ BIAS_AXIS = ("linear", "self.bias.grad += grad_output.sum(axis=0)",
                                         ("07_optimizers", "adam-tests"),
                                         ("07_optimizers", "rmsprop-tests"),
                                         ("10_regularization", "batchnorm-forward-tests")])
-def test_the_solution_passes_the_visible_test(name, cell):
+def test_the_solution_passes_the_visible_test(name, cell, said):
     assert said(name, cell).endswith("OK\n")
 
 
-def test_a_bias_summed_over_the_wrong_axis_fails_unit_3s_visible_test_readably():
+def test_a_bias_summed_over_the_wrong_axis_fails_unit_3s_visible_test_readably(said):
     """N, in_features and out_features differ: before (N = out_features = 2, G the identity)
     the visible test printed 'Linear passes the visible tests'."""
     out = said("03_module_linear", "linear-tests", BIAS_AXIS)
@@ -41,7 +53,7 @@ def test_a_bias_summed_over_the_wrong_axis_fails_unit_3s_visible_test_readably()
     assert "Linear.backward(G) raised ValueError" in out and "summed over the batch (axis=0)" in out
 
 
-def test_lost_adam_moments_are_named_by_unit_7s_visible_test():
+def test_lost_adam_moments_are_named_by_unit_7s_visible_test(said):
     """Before, step 2's failure repeated step 1's hint: 'moves 3.2 times too far'."""
     lost = ("adam", '        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad\n'
                     '        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad**2\n'
@@ -54,13 +66,13 @@ def test_lost_adam_moments_are_named_by_unit_7s_visible_test():
     assert "3.2 times too far" not in out
 
 
-def test_a_centered_rmsprop_without_the_square_is_told_of_the_variance():
+def test_a_centered_rmsprop_without_the_square_is_told_of_the_variance(said):
     out = said("07_optimizers", "rmsprop-tests",
                ("rmsprop", 'mean_square - state["grad_avg"] ** 2', 'mean_square - state["grad_avg"]'))
     assert "Subtract g_avg**2" in out and "numerically unstable formula" not in out
 
 
-def test_batchnorm_counts_every_training_batch_in_unit_10s_visible_test():
+def test_batchnorm_counts_every_training_batch_in_unit_10s_visible_test(said):
     """PyTorch counts every training forward; the hidden check does, and now so do the text
     and the visible test (before, only momentum=None's count was shown)."""
     out = said("10_regularization", "batchnorm-forward-tests",
@@ -72,7 +84,7 @@ def test_batchnorm_counts_every_training_batch_in_unit_10s_visible_test():
 
 @pytest.mark.parametrize("cell", ["conv2d-naive-tests", "im2col-tests", "col2im-tests",
                                   "conv2d-tests", "maxpool2d-tests", "avgpool2d-tests"])
-def test_unit_13s_solution_passes_its_visible_tests(cell):
+def test_unit_13s_solution_passes_its_visible_tests(cell, said):
     assert said("13_conv", cell).endswith("OK\n")
 
 
@@ -86,7 +98,7 @@ def test_unit_13s_solution_passes_its_visible_tests(cell):
       ".reshape(n, c, oh, ow, k * k)) == windows_of_x.max(axis=-1, keepdims=True)"),
      "With ties (the window of zeros, the two 5s) send it to the first maximum only"),
 ], ids=["flipped_kernel", "overlaps_overwritten", "gradient_to_every_tie"])
-def test_unit_13s_visible_tests_name_the_classic_mistakes(edit, says):
+def test_unit_13s_visible_tests_name_the_classic_mistakes(edit, says, said):
     cell, passed = {"conv2d-naive": ("conv2d-naive-tests", "conv2d_naive passes"),
                     "col2im": ("col2im-tests", "col2im passes"),
                     "maxpool2d": ("maxpool2d-tests", "MaxPool2d passes")}[edit[0]]
