@@ -81,14 +81,15 @@ class GradedClass:
     def source_unchanged(self) -> bool:
         return tree_hash(self.root / "source") == self.source_hash
 
-    def grade(self, students: list) -> None:
-        """Hand in and grade ``students`` (two workers), and remember them."""
+    def grade(self, students: list, cell_timeout: int = CELL_TIMEOUT) -> None:
+        """Hand in and grade ``students`` (two workers, ``cell_timeout`` seconds a cell), and
+        remember them."""
         from autograder.pipeline.demo.scenario import submit
         from autograder.pipeline.ledger.grade import grade
         from autograder.pipeline.job.job import Limits
         submit(self.root, students)
         summary = grade(self.root, workers=2,
-                        limits=Limits(cell_timeout=CELL_TIMEOUT, check_wait_seconds=CHECK_WAIT),
+                        limits=Limits(cell_timeout=cell_timeout, check_wait_seconds=CHECK_WAIT),
                         progress=False, students=[s.name for s in students])
         self.students += students
         self.results += summary.results

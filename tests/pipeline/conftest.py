@@ -22,11 +22,17 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: builds a virtual environment (about a minute or more)")
 
 
+# The class's cell time limit. Two of its students loop forever in a cell, and each burns a core
+# until the limit (at 30 s, 36 s of CPU between them); its longest honest cell, unit 13's training,
+# computes for 3 s, and the whole notebook took 10 s in a run of the suite.
+CLASS_CELL_TIMEOUT = 15
+
+
 @pytest.fixture(scope="session")
 def graded(graded_units):
     """The session's course with the buggy and bad students graded too."""
     graded_units.grade([s for s in make_class(graded_units.root, graded_units.units)
-                        if s.name not in ("reference", "release")])
+                        if s.name not in ("reference", "release")], CLASS_CELL_TIMEOUT)
     feedback.generate(graded_units.root, FEEDBACK_UNITS, workers=2, students=FEEDBACK_STUDENTS)
     return graded_units
 
