@@ -2,25 +2,21 @@
 repeated backward passes (the same numbers as torch's ``retain_graph=True``), leaf and
 dtype rules, the error messages, the losses, and an MLP trained with minitorch_ref.optim.
 """
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-torch = pytest.importorskip(
-    "torch",
-    reason="PyTorch parity tests need the optional extra: pip install -e '.[parity]' (torch==2.13.0)",
-)
+import minitorch_ref as mt
+from course.datasets import spiral
+from minitorch_ref import optim
+from minitorch_ref.autograd import Tensor, no_grad
+from minitorch_ref.autograd import nn as ann
 
-import numpy as np  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from .conftest import assert_close, needs_torch, to_torch, torch
 
-import minitorch_ref as mt  # noqa: E402
-from course.datasets import spiral  # noqa: E402
-from minitorch_ref import optim  # noqa: E402
-from minitorch_ref.autograd import Tensor, no_grad  # noqa: E402
-from minitorch_ref.autograd import nn as ann  # noqa: E402
-
-from .conftest import assert_close, to_torch  # noqa: E402
+pytestmark = needs_torch
 
 TIGHT = dict(rtol=1e-12, atol=1e-14)
 

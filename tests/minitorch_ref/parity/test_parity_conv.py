@@ -1,20 +1,15 @@
 """PyTorch parity of the spatial layers in float64: Conv2d (strides, padding, rectangular
 kernels, no bias), MaxPool2d with ties as torch routes them, AvgPool2d, im2col and col2im
-against ``F.unfold`` and ``F.fold``, and a small CNN end to end."""
+against torch's ``unfold`` and ``fold``, and a small CNN end to end."""
+import numpy as np
 import pytest
 
-torch = pytest.importorskip(
-    "torch",
-    reason="PyTorch parity tests need the optional extra: pip install -e '.[parity]' (torch==2.13.0)",
-)
+from minitorch_ref import nn as mnn
 
-import numpy as np  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+from .conftest import assert_close, needs_torch, to_torch, torch, twin
+from .test_parity_nn import SEEDS, check_forward_backward
 
-from minitorch_ref import nn as mnn  # noqa: E402
-
-from .conftest import assert_close, to_torch, twin  # noqa: E402
-from .test_parity_nn import SEEDS, check_forward_backward  # noqa: E402
+pytestmark = needs_torch
 
 # (in, out, kernel, stride, padding, input height and width)
 CONVS = [
@@ -89,12 +84,13 @@ UNFOLDS = [((2, 3, 7, 9), (3, 2), (2, 1)), ((1, 2, 5, 5), 3, 1), ((3, 1, 6, 4), 
 def test_im2col_is_unfold_transposed_and_col2im_is_fold(shape, kernel, stride):
     x = np.random.default_rng(1).standard_normal(shape)
     cols = mnn.im2col(x, kernel, stride)
-    unfolded = F.unfold(to_torch(x), kernel, stride=stride)          # (N, C*kH*kW, L)
+    functional = torch.nn.functional
+    unfolded = functional.unfold(to_torch(x), kernel, stride=stride)          # (N, C*kH*kW, L)
     expected = unfolded.transpose(1, 2).reshape(-1, unfolded.shape[1])
     assert_close(cols, expected, "im2col")
     rows = np.random.default_rng(2).standard_normal(cols.shape)
-    folded = F.fold(to_torch(rows).reshape(shape[0], -1, rows.shape[1]).transpose(1, 2),
-                    shape[2:], kernel, stride=stride)
+    folded = functional.fold(to_torch(rows).reshape(shape[0], -1, rows.shape[1]).transpose(1, 2),
+                             shape[2:], kernel, stride=stride)
     assert_close(mnn.col2im(rows, shape, kernel, stride), folded, "col2im")
 
 

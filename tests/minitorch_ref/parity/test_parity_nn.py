@@ -4,22 +4,19 @@ Each module test copies identical parameters into a torch twin, then compares th
 forward output, dL/dx for a random upstream gradient G (torch: ``y.backward(G)``)
 and every parameter gradient.
 """
+import math
+
+import numpy as np
 import pytest
 
-torch = pytest.importorskip(
-    "torch",
-    reason="PyTorch parity tests need the optional extra: pip install -e '.[parity]' (torch==2.13.0)",
+from minitorch_ref import nn as mnn
+
+from .conftest import (
+    assert_close, assert_same_buffers, assert_same_parameters, make_mlp, needs_torch, to_torch,
+    torch, twin,
 )
 
-import math  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from minitorch_ref import nn as mnn  # noqa: E402
-
-from .conftest import (  # noqa: E402
-    assert_close, assert_same_buffers, assert_same_parameters, make_mlp, to_torch, twin,
-)
+pytestmark = needs_torch
 
 SEEDS = [0, 1, 2]
 

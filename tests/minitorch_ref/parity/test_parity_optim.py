@@ -5,25 +5,21 @@ are compared after every step. Gradients come either from a fixed noisy quadrati
 (evaluated at each side's own current parameters, so errors would compound) or from
 a real MLP trained on minibatches.
 """
+import numpy as np
 import pytest
 
-torch = pytest.importorskip(
-    "torch",
-    reason="PyTorch parity tests need the optional extra: pip install -e '.[parity]' (torch==2.13.0)",
+from minitorch_ref import nn as mnn
+from minitorch_ref import optim as moptim
+from minitorch_ref.optim import lr_scheduler as msched
+
+from .conftest import (
+    assert_close, assert_same_buffers, assert_same_parameters, make_mlp, needs_torch, to_torch,
+    torch, twin,
 )
 
-import numpy as np  # noqa: E402
-
-from minitorch_ref import nn as mnn  # noqa: E402
-from minitorch_ref import optim as moptim  # noqa: E402
-from minitorch_ref.optim import lr_scheduler as msched  # noqa: E402
-
-from .conftest import (  # noqa: E402
-    assert_close, assert_same_buffers, assert_same_parameters, make_mlp, to_torch, twin,
-)
+pytestmark = needs_torch
 
 STEPS = 12
-tsched = torch.optim.lr_scheduler
 
 
 # ====================================================================== optimizer configurations
@@ -187,7 +183,7 @@ def test_zero_grad_zeros_gradients_in_place(name, kwargs):
 def same(name, **kwargs):
     """A scheduler that has the same name and arguments in both libraries."""
     return (lambda opt: getattr(msched, name)(opt, **kwargs),
-            lambda opt: getattr(tsched, name)(opt, **kwargs))
+            lambda opt: getattr(torch.optim.lr_scheduler, name)(opt, **kwargs))
 
 
 def warmup_cosine(warmup, total, start_factor, eta_min):
@@ -197,11 +193,12 @@ def warmup_cosine(warmup, total, start_factor, eta_min):
                                      warmup_start_factor=start_factor, eta_min=eta_min)
 
     def theirs(opt):
-        cosine = tsched.CosineAnnealingLR(opt, T_max=total - warmup, eta_min=eta_min)
+        schedulers = torch.optim.lr_scheduler
+        cosine = schedulers.CosineAnnealingLR(opt, T_max=total - warmup, eta_min=eta_min)
         if warmup == 0:
             return cosine
-        linear = tsched.LinearLR(opt, start_factor=start_factor, end_factor=1.0, total_iters=warmup)
-        return tsched.SequentialLR(opt, [linear, cosine], milestones=[warmup])
+        linear = schedulers.LinearLR(opt, start_factor=start_factor, end_factor=1.0, total_iters=warmup)
+        return schedulers.SequentialLR(opt, [linear, cosine], milestones=[warmup])
     return ours, theirs
 
 
@@ -293,7 +290,7 @@ def test_scheduler_drives_optimizer(name, kwargs, make_ours, make_theirs):
 def test_scheduler_records_initial_lr_like_torch():
     optimizer, torch_optimizer = lr_optimizers()
     scheduler = msched.StepLR(optimizer, step_size=2)
-    torch_scheduler = tsched.StepLR(torch_optimizer, step_size=2)
+    torch_scheduler = torch.optim.lr_scheduler.StepLR(torch_optimizer, step_size=2)
     assert scheduler.base_lrs == pytest.approx(torch_scheduler.base_lrs)
     assert [g["initial_lr"] for g in optimizer.param_groups] == pytest.approx(
         [g["initial_lr"] for g in torch_optimizer.param_groups])
