@@ -64,22 +64,23 @@ def agent_kernel(code: str = SETUP) -> Iterator[Kernel]:
             manager.shutdown_kernel(now=True)
 
 
-def remote_failure(kernel: Kernel, check: Check,
-                   mutant: Mutant | Variant | None = None) -> str | None:
+def remote_failure(kernel: Kernel, check: Check, mutant: Mutant | Variant | None = None,
+                   before: str = "") -> str | None:
     """The failure message of ``check`` graded from outside on the kernel's classes (the
     reference's, with ``mutant`` (or a variant) in its target's place; the kernel ran
-    ``SETUP``), or None if it passes."""
-    use(kernel[0], check, mutant)
+    ``SETUP``), or None if it passes. ``before``: code the kernel runs first, in the same cell."""
+    use(kernel[0], check, mutant, before)
     return graded_from_outside(kernel[1], check)
 
 
-def use(client: BlockingKernelClient, check: Check, mutant: Mutant | Variant | None = None) -> None:
+def use(client: BlockingKernelClient, check: Check, mutant: Mutant | Variant | None = None,
+        before: str = "") -> None:
     """Put the reference's classes under ``check``'s names in the kernel, ``mutant`` in its
-    target's place."""
+    target's place (after running ``before``)."""
     arguments = repr(list(check.targets))
     if mutant is not None:
         arguments += f", {mutant.name!r}, {mutant.target!r}"
-    reply = client.execute_interactive(f"_use({arguments})", timeout=60)
+    reply = client.execute_interactive(f"{before}_use({arguments})", timeout=60)
     if reply["content"]["status"] != "ok":
         raise RuntimeError(f"the kernel could not take {arguments}: {reply['content']}")
 

@@ -32,7 +32,7 @@ FORGED_WARNING = "RuntimeWarning: overflow encountered in exp (forged)"
 # Run in the kernel after the agent is installed, as a submission could: every source of
 # testimony (``testimony.OPS``, ``testimony.LOGS``) answers as ``_LIE["mode"]`` says. In
 # "replay", each double tells what the double built in the same order during the last
-# "record" run told at its end (``_LIE_RECORDED()``): the spies' log of the reference's run.
+# "record" run told at its end: the spies' log of the reference's run.
 LIAR = '''
 _LIE = {"mode": "honest", "made": [], "told": [], "served": set()}
 _HONEST = {}
@@ -73,9 +73,12 @@ def _made(init):
     return __init__
 
 
-def _LIE_RECORDED():
-    _LIE["told"] = [{method: honest(made) for method, honest in _HONEST[type(made)].items()}
-                    for made in _LIE["made"]]
+def _LIE_MODE(mode):
+    """Lie as ``mode`` says from now on; leaving "record", keep what the doubles told."""
+    if _LIE["mode"] == "record":
+        _LIE["told"] = [{method: honest(made) for method, honest in _HONEST[type(made)].items()}
+                        for made in _LIE["made"]]
+    _LIE.update(mode=mode, made=[])
 
 
 for _name, _kind in OPS.items():
@@ -158,22 +161,19 @@ def _run(kernel, code: str) -> str:
     return "".join(printed)
 
 
-def _lying(kernel, mode: str) -> None:
-    _run(kernel, f"_LIE.update(mode={mode!r}, made=[])")
+def _lying(mode: str) -> str:
+    """Code that makes the kernel lie as ``mode`` says, run before the classes are put in place."""
+    return f"_LIE_MODE({mode!r})\n"
 
 
 @pytest.mark.parametrize("check", list(CHECKS.values()), ids=list(CHECKS))
 def test_a_lying_kernel_gets_the_honest_verdict_of_every_check(liar, caught, check):
-    _run(liar, "_LIE['served'].clear()")
-    _lying(liar, "record")
-    assert remote_failure(liar, check) is None
-    _run(liar, "_LIE_RECORDED()")
+    assert remote_failure(liar, check, before="_LIE['served'].clear()\n" + _lying("record")) is None
     for mutant in caught[check.name]:
-        _lying(liar, "replay")
-        assert remote_failure(liar, check, mutant) is not None, (
+        assert remote_failure(liar, check, mutant, before=_lying("replay")) is not None, (
             f"{mutant.name} passes {check.name} when the kernel tells the reference's testimony")
-    _lying(liar, "alarm")
-    assert remote_failure(liar, check) is None, "a forged warning or log failed the reference"
+    assert remote_failure(liar, check, before=_lying("alarm")) is None, \
+        "a forged warning or log failed the reference"
     for variant in VARIANTS:
         if variant.target in check.targets:
             assert remote_failure(liar, check, variant) is None, variant.name
