@@ -19,7 +19,8 @@ import pytest
 
 # Chromium's headless shell (Debian's chromium-headless-shell, the same engine without the
 # browser's window system around it): a JupyterLab page loads on 2.4 s of CPU, 3.7 s in
-# `chromium --headless`, and it starts on 0.3 s instead of 0.66 s. (Playwright runs the same shell headless.)
+# `chromium --headless`, and it starts on 0.3 s instead of 0.66 s. (Playwright runs the
+# same shell headless.)
 CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 # `make screenshots` names a folder here; the tests then save what they see for the site.
 SCREENSHOTS = "MINITORCH_SCREENSHOTS"

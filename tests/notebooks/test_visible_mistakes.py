@@ -25,7 +25,9 @@ def said():
     def ask(unit: str, cell: str, *edits: tuple[str, str, str]) -> str:
         server.stdin.write(json.dumps([unit, cell, edits]) + "\n")
         server.stdin.flush()
-        reply = json.loads(server.stdout.readline())
+        line = server.stdout.readline()
+        assert line, f"the visible-cells server died (exit code {server.wait(timeout=60)})"
+        reply = json.loads(line)
         assert reply["status"] == 0, f"{unit} up to {cell} failed:\n{reply['out']}"
         return reply["out"]
     yield ask

@@ -20,6 +20,7 @@ import sys
 import os
 import pwd
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import nbformat
@@ -32,11 +33,22 @@ from hubs import (CAPSTONE, HOST, MINUTE, UNIT, Hub, clean_up, login, processes_
 pytestmark = pytest.mark.pipeline
 
 
+def _listed(response) -> bool:
+    return "/assignments?course_id=" in response.url
+
+
 def _assignments(page):
-    """The Assignments tab (Nbgrader menu, Assignment List), refreshed."""
-    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
-    page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
-    page.locator("#refresh_assignments_list").click()
+    """The Assignments tab (Nbgrader menu, Assignment List), refreshed, once every list it
+    asked for is drawn. The tab loads its lists when it opens, and again on Refresh: a load
+    still under way when a button is pressed draws the lists again later (the course's name
+    comes first, then the list), and once collapsed the notebooks of a fetched assignment a
+    test had just opened, which waited 60 s for a link it could not see."""
+    opened = page.locator("#refresh_assignments_list").count()
+    with nullcontext() if opened else page.expect_response(_listed, timeout=MINUTE):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+    with page.expect_response(_listed, timeout=MINUTE):
+        page.locator("#refresh_assignments_list").click()
     page.wait_for_selector("#released_assignments_list_loading", state="hidden")
     return page
 
