@@ -42,6 +42,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.pipeline import claim, flags, gradebook
 from autograder.pipeline.course import RECORD
 from autograder.pipeline.job import budget, fingerprint, job_gradebook, sanitize
+from autograder.pipeline.job import launch  # noqa: F401  (nbgrader, faster: see its docstring)
 from autograder.pipeline.job.execute import BUDGET_ERROR
 from autograder.pipeline.job.station import Station
 from autograder.pipeline.sandbox import kernelspec
