@@ -63,3 +63,18 @@ def test_the_convolution_benchmarks_contenders_compute_the_same():
         np.testing.assert_allclose(conv.torch_run(x, layers, grad_output)(),
                                    conv.reference_run(x, layers, grad_output)(), rtol=1e-9,
                                    atol=1e-12)
+
+
+def test_the_transformer_benchmarks_contenders_compute_the_same():
+    """bench/transformer.py: PyTorch's block, given the reference's weights, returns the
+    reference's dL/dx in float64 (so the two time the same computation)."""
+    from bench import transformer
+    from bench._timing import torch_available
+
+    if not torch_available():
+        pytest.skip("PyTorch is not installed (the parity extra)")
+    block = transformer.reference_block(np.float64)
+    x, grad_output = transformer.inputs(np.float64)
+    np.testing.assert_allclose(transformer.torch_run(block, x, grad_output)(),
+                               transformer.reference_run(block, x, grad_output)(), rtol=1e-9,
+                               atol=1e-12)

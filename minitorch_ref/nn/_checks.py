@@ -14,6 +14,18 @@ def check_features(name: str, x: np.ndarray, features: int) -> np.ndarray:
     return x
 
 
+def check_last_axis(name: str, x: np.ndarray, features: int) -> np.ndarray:
+    """Check that ``x`` is a float batch ``(N, features)``, or has more leading dimensions
+    ``(..., features)`` (a batch of sequences ``(B, T, features)``); return it as an array."""
+    x = np.asarray(x)
+    if x.ndim < 2 or x.shape[-1] != features:
+        hint = " Did you forget the batch dimension?" if x.ndim == 1 else ""
+        raise ValueError(f"{name} expected input of shape (N, {features}) or (..., "
+                         f"{features}), got {x.shape}.{hint}")
+    check_floating(name, x)
+    return x
+
+
 def check_floating(name: str, x: np.ndarray) -> None:
     if x.dtype.kind != "f":   # np.issubdtype(x.dtype, np.floating), without its ~3 µs per call
         raise ValueError(

@@ -114,18 +114,27 @@ class GELU(Activation):
         if approximate not in ("none", "tanh"):
             raise ValueError(f"GELU approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
+        self.cdf = None
 
     def function(self, x):
         if self.approximate == "tanh":
             return 0.5 * x * (1 + np.tanh(self._K * (x + self._C * x**3)))
-        return x * special.ndtr(x)
+        self.cdf = special.ndtr(x)   # Phi(x), kept for the derivative
+        return x * self.cdf
 
     def derivative(self):
         x = self.input
         if self.approximate == "tanh":
             t = np.tanh(self._K * (x + self._C * x**3))
             return 0.5 * (1 + t) + 0.5 * x * (1 - t**2) * self._K * (1 + 3 * self._C * x**2)
-        return special.ndtr(x) + x * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+        # Phi(x) + x * phi(x), with phi(x) = exp(-x^2 / 2) / sqrt(2 pi): in place, one buffer
+        slope = np.multiply(x, x)
+        slope *= -0.5
+        np.exp(slope, out=slope)
+        slope *= x
+        slope *= 1 / math.sqrt(2 * math.pi)
+        slope += self.cdf
+        return slope
 
     def extra_repr(self) -> str:
         return f"approximate='{self.approximate}'"

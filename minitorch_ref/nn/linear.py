@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitorch_ref.nn import init
-from minitorch_ref.nn._checks import check_features, check_same_shape
+from minitorch_ref.nn._checks import check_last_axis, check_same_shape
 from minitorch_ref.nn.module import Module
 from minitorch_ref.nn.parameter import Parameter
 
@@ -25,8 +25,9 @@ class Linear(Module):
         dtype: dtype of the parameters.
 
     Shape:
-        - Input: ``(N, in_features)``
-        - Output: ``(N, out_features)``
+        - Input: ``(N, in_features)``, or ``(..., in_features)`` (e.g. tokens ``(B, T, C)``:
+          every row of every sequence is mapped alike)
+        - Output: ``(N, out_features)``, or ``(..., out_features)``
         - ``weight``: ``(in_features, out_features)`` (the transpose of PyTorch's)
         - ``bias``: ``(out_features,)``
 
@@ -59,7 +60,7 @@ class Linear(Module):
         self.input = None
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        x = check_features("Linear", x, self.in_features)
+        x = check_last_axis("Linear", x, self.in_features)
         self.input = x
         y = x @ self.weight.data
         if self.bias is not None:
@@ -68,12 +69,14 @@ class Linear(Module):
 
     def backward(self, grad_output: np.ndarray) -> np.ndarray:
         self._require_forward(self.input)
-        check_same_shape(
-            "Linear.backward", "grad_output", grad_output, (len(self.input), self.out_features)
-        )
-        self.weight.grad += self.input.T @ grad_output
+        check_same_shape("Linear.backward", "grad_output", grad_output,
+                         self.input.shape[:-1] + (self.out_features,))
+        x, grad = self.input, grad_output
+        if x.ndim > 2:   # leading dimensions: every row is one more sample of the batch
+            x, grad = x.reshape(-1, self.in_features), grad.reshape(-1, self.out_features)
+        self.weight.grad += x.T @ grad
         if self.bias is not None:
-            self.bias.grad += grad_output.sum(axis=0)
+            self.bias.grad += grad.sum(axis=0)
         return grad_output @ self.weight.data.T
 
     def extra_repr(self) -> str:

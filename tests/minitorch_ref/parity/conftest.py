@@ -74,6 +74,24 @@ def _batchnorm_twin(m):
     )
 
 
+def _layernorm_twin(m):
+    return torch.nn.LayerNorm(m.normalized_shape, eps=m.eps,
+                              elementwise_affine=m.elementwise_affine,
+                              bias=m.bias is not None, dtype=torch.float64)
+
+
+def _attention_twin(m):
+    return torch.nn.MultiheadAttention(m.embed_dim, m.num_heads, bias=m.in_proj_bias is not None,
+                                       batch_first=True, dtype=torch.float64)
+
+
+def _encoder_layer_twin(m):
+    return torch.nn.TransformerEncoderLayer(
+        m.linear1.in_features, m.self_attn.num_heads, m.linear1.out_features, dropout=0.0,
+        activation=m.activation_name, layer_norm_eps=m.norm1.eps, batch_first=True,
+        norm_first=m.norm_first, bias=m.linear1.bias is not None, dtype=torch.float64)
+
+
 # Exact types: LogSoftmax subclasses Softmax, so no isinstance dispatch.
 _TWIN_BUILDERS = {
     mnn.Linear: lambda m: torch.nn.Linear(
@@ -94,6 +112,9 @@ _TWIN_BUILDERS = {
         bias=m.bias is not None, dtype=torch.float64),
     mnn.MaxPool2d: lambda m: torch.nn.MaxPool2d(m.kernel_size, m.stride),
     mnn.AvgPool2d: lambda m: torch.nn.AvgPool2d(m.kernel_size, m.stride),
+    mnn.LayerNorm: _layernorm_twin,
+    mnn.MultiheadAttention: _attention_twin,
+    mnn.TransformerEncoderLayer: _encoder_layer_twin,
     mnn.Sequential: lambda m: torch.nn.Sequential(*(_build(child) for child in m)),
 }
 
@@ -104,9 +125,12 @@ def _build(module):
 
 def _is_transposed(module, name):
     """Whether parameter ``name`` (dotted) of ``module`` is stored with its first two axes
-    swapped w.r.t. torch (a Linear's or a Conv2d's weight)."""
+    swapped w.r.t. torch (a Linear's or a Conv2d's weight, MultiheadAttention's
+    ``in_proj_weight``)."""
     prefix, _, leaf = name.rpartition(".")
     owner = dict(module.named_modules())[prefix]
+    if isinstance(owner, mnn.MultiheadAttention):
+        return leaf == "in_proj_weight"
     return isinstance(owner, (mnn.Linear, mnn.Conv2d)) and leaf == "weight"
 
 
