@@ -1,5 +1,7 @@
 """Datasets and mini-batch loading, as ``torch.utils.data``."""
 from minitorch_ref.data.dataloader import DataLoader, default_collate
 from minitorch_ref.data.dataset import Dataset, Subset, TensorDataset, random_split
+from minitorch_ref.data.text import CharTokenizer, context_windows
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader", "default_collate",
+           "CharTokenizer", "context_windows"]

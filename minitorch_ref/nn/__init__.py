@@ -21,10 +21,11 @@ from minitorch_ref.nn.multihead import MultiheadAttention
 from minitorch_ref.nn.normalization import LayerNorm
 from minitorch_ref.nn.parameter import Parameter
 from minitorch_ref.nn.pooling import AvgPool2d, MaxPool2d
+from minitorch_ref.nn.sparse import Embedding
 from minitorch_ref.nn.transformer import TransformerEncoderLayer
 
 __all__ = [
-    "init", "Parameter", "Module", "Sequential", "Linear", "Identity", "Flatten",
+    "init", "Parameter", "Module", "Sequential", "Linear", "Identity", "Embedding", "Flatten",
     "Activation", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax",
     "Dropout", "BatchNorm1d", "Conv2d", "MaxPool2d", "AvgPool2d", "im2col", "col2im",
     "LayerNorm", "ScaledDotProductAttention", "scaled_dot_product_attention", "causal_mask",

@@ -51,3 +51,33 @@ def check_images(name: str, x: np.ndarray, channels: int | None = None) -> np.nd
         raise ValueError(f"{name} expected input of shape {expected}, got {x.shape}.{hint}")
     check_floating(name, x)
     return x
+
+
+def check_indices(name: str, indices: np.ndarray, size: int) -> np.ndarray:
+    """Check that ``indices`` is an integer array with values in ``[0, size)``; return it.
+
+    Raises:
+        ValueError: for a float or bool array (a token id is an integer).
+        IndexError: for a negative index or one ``>= size``, naming it and ``size``, as
+            PyTorch raises IndexError for an index out of range.
+    """
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name} expected integer indices, got dtype {indices.dtype}. Token ids are "
+            "integers: convert them first, e.g. idx.astype(np.int64)."
+        )
+    if indices.size == 0:
+        return indices
+    low, high = indices.min(), indices.max()
+    if low < 0:
+        raise IndexError(
+            f"{name}: index {low} is negative; indices must be in [0, {size}) "
+            f"for a vocabulary of size {size}."
+        )
+    if high >= size:
+        raise IndexError(
+            f"{name}: index {high} is out of range for a vocabulary of size {size}; "
+            f"indices must be in [0, {size})."
+        )
+    return indices

@@ -17,8 +17,8 @@ and differs from it in four ways, none visible in the numbers (up to rounding):
 - gradients are written into ``.grad`` (``np.matmul(..., out=)``), not added, so
   there is no ``zero_grad()`` pass and no temporary the size of a weight;
 - a ``ReLU`` right after a ``Linear`` works in place on the ``Linear``'s output;
-- ``CrossEntropyLoss`` (no label smoothing) turns its softmax into the gradient in
-  place, skipping the one-hot target matrix.
+- ``CrossEntropyLoss`` (no label smoothing, ``(N, C)`` scores, no ignored target) turns
+  its softmax into the gradient in place, skipping the one-hot target matrix.
 
 Any other module (or a subclass) runs through its own ``forward`` and ``backward``.
 A parameter shared by two modules would get only one module's gradient: not supported.
@@ -93,7 +93,8 @@ def _backward(module: Module, x: np.ndarray, grad: np.ndarray,
 def _loss_and_gradient(criterion: Loss, scores: np.ndarray,
                        target: np.ndarray) -> tuple[float, np.ndarray]:
     """The loss and dL/d(scores)."""
-    if type(criterion) is not CrossEntropyLoss or criterion.label_smoothing:
+    if (type(criterion) is not CrossEntropyLoss or criterion.label_smoothing
+            or np.ndim(scores) != 2 or np.any(np.asarray(target) == criterion.ignore_index)):
         loss = criterion(scores, target)
         return loss, criterion.backward()
     scores, target = _check_class_scores("CrossEntropyLoss", scores, target)

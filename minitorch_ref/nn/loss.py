@@ -134,8 +134,10 @@ class BCEWithLogitsLoss(Loss):
         return grad * self._scale(self.pred.size)
 
 
-def _check_class_scores(name: str, scores: np.ndarray, target: np.ndarray) -> tuple:
-    """Scores of shape (N, C) and integer class targets of shape (N,) in [0, C)."""
+def _check_class_scores(name: str, scores: np.ndarray, target: np.ndarray,
+                        ignore_index: int | None = None) -> tuple:
+    """Scores of shape (N, C) and integer class targets of shape (N,) in [0, C); a target
+    equal to ``ignore_index`` (when given) is allowed anywhere."""
     scores, target = np.asarray(scores), np.asarray(target)
     check_floating(name, scores)
     if scores.ndim != 2:
@@ -151,15 +153,71 @@ def _check_class_scores(name: str, scores: np.ndarray, target: np.ndarray) -> tu
             f"{scores.shape}, got {target.shape}."
         )
     n_classes = scores.shape[1]
-    if target.size and (target.min() < 0 or target.max() >= n_classes):
+    classes = target if ignore_index is None else target[target != ignore_index]
+    if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
+        ignored = "" if ignore_index is None else f" (or ignore_index={ignore_index})"
         raise ValueError(
-            f"{name}: target values must be class indices in [0, {n_classes}), "
-            f"got values from {target.min()} to {target.max()}."
+            f"{name}: target values must be class indices in [0, {n_classes}){ignored}, "
+            f"got values from {classes.min()} to {classes.max()}."
         )
     return scores, target
 
 
-class CrossEntropyLoss(Loss):
+def _as_rows(name: str, scores: np.ndarray, target: np.ndarray) -> tuple:
+    """Scores ``(*, C)`` with targets ``(*)`` as rows ``(M, C)`` and ``(M,)``: every position
+    of a batch of sequences is one more sample. Scores of 2 dimensions or fewer pass as they
+    are (``_check_class_scores`` judges them)."""
+    scores, target = np.asarray(scores), np.asarray(target)
+    if scores.ndim <= 2:
+        return scores, target
+    if target.shape != scores.shape[:-1]:
+        raise ValueError(
+            f"{name} expected target of shape {scores.shape[:-1]} for scores of shape "
+            f"{scores.shape}: scores are (N, C) or (B, T, C), classes last, and the target "
+            f"has their shape without the class axis; got {target.shape}."
+        )
+    return scores.reshape(-1, scores.shape[-1]), target.reshape(-1)
+
+
+class _ClassLoss(Loss):
+    """Base of the losses over class scores: the shape mapping, ``ignore_index`` and the
+    mean over the targets that count."""
+
+    def __init__(self, reduction: str = "mean", ignore_index: int = -100) -> None:
+        super().__init__(reduction)
+        self.ignore_index = ignore_index
+        self.input_shape = None
+
+    def _rows(self, pred: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Checked ``(M, C)`` scores and ``(M,)`` targets; remembers the input's shape and
+        which targets count."""
+        self.input_shape = np.shape(pred)
+        name = type(self).__name__
+        pred, target = _check_class_scores(name, *_as_rows(name, pred, target), self.ignore_index)
+        self.kept = target != self.ignore_index
+        self.count = int(self.kept.sum())
+        return pred, np.where(self.kept, target, 0)   # ignored rows read class 0, then masked
+
+    def _reduce_kept(self, losses: np.ndarray) -> float:
+        """The sum, or the mean over the targets that are not ignored (nan if none is)."""
+        total = float((losses * self.kept).sum())
+        if self.reduction == "sum":
+            return total
+        return total / self.count if self.count else float("nan")
+
+    def _grad_rows(self, grad: np.ndarray) -> np.ndarray:
+        """Per-row gradients scaled by the reduction, ignored rows zeroed, in the input's shape."""
+        grad *= self.kept[:, None] * (1.0 if self.reduction == "sum" else 1.0 / max(self.count, 1))
+        return grad.reshape(self.input_shape)
+
+    def extra_repr(self) -> str:
+        parts = [super().extra_repr()]
+        if self.ignore_index != -100:
+            parts.append(f"ignore_index={self.ignore_index}")
+        return ", ".join(p for p in parts if p)
+
+
+class CrossEntropyLoss(_ClassLoss):
     r"""Softmax and negative log-likelihood fused, on logits :math:`Z`:
     :math:`\ell_n = -\log \mathrm{softmax}(Z_n)_{y_n} = \log\sum_c e^{Z_{nc}} - Z_{n y_n}`.
 
@@ -169,22 +227,37 @@ class CrossEntropyLoss(Loss):
     Gradient: :math:`\mathrm{softmax}(Z) - q`, times 1/N for the mean: this is why
     the model's last layer outputs logits and no Softmax.
 
+    Sequences: logits ``(B, T, C)`` with targets ``(B, T)`` are ``B*T`` samples, each
+    position's scores a row, the classes **last** (the course is batch-first). This is
+    not PyTorch's ``(N, C, d1)`` layout (classes second): the PyTorch twin is
+    ``F.cross_entropy(logits.reshape(-1, C), y.reshape(-1))``, or
+    ``F.cross_entropy(logits.transpose(1, 2), y)``.
+
+    Args:
+        reduction: ``'mean'`` over the targets that count, or ``'sum'``.
+        label_smoothing: :math:`\varepsilon` in ``[0, 1]``.
+        ignore_index: a target value that contributes neither loss nor gradient (e.g. a
+            padding token); the mean divides by the number of other targets.
+
     Shape:
-        - pred: logits ``(N, C)``; target: integer classes ``(N,)`` in ``[0, C)``.
+        - pred: logits ``(N, C)`` or ``(B, T, C)`` (any leading dimensions)
+        - target: integer classes ``(N,)`` or ``(B, T)`` in ``[0, C)`` (or ``ignore_index``)
+        - backward: the shape of pred
     """
 
-    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0,
+                 ignore_index: int = -100) -> None:
+        super().__init__(reduction, ignore_index)
         if not 0 <= label_smoothing <= 1:
             raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
         self.label_smoothing = label_smoothing
 
     def forward(self, pred: np.ndarray, target: np.ndarray) -> float:
-        pred, target = _check_class_scores("CrossEntropyLoss", pred, target)
+        pred, target = self._rows(pred, target)
         log_probs = special.log_softmax(pred, axis=1)
         self.pred, self.probs, self.target = pred, np.exp(log_probs), target
         self.q = self._smoothed_targets(target, pred.shape[1], pred.dtype)
-        return self._reduce(-np.sum(self.q * log_probs, axis=1))
+        return self._reduce_kept(-np.sum(self.q * log_probs, axis=1))
 
     def _smoothed_targets(self, target: np.ndarray, n_classes: int, dtype) -> np.ndarray:
         eps = self.label_smoothing
@@ -194,7 +267,7 @@ class CrossEntropyLoss(Loss):
 
     def backward(self) -> np.ndarray:
         self._require_forward(self.pred)
-        return (self.probs - self.q) * self._scale(len(self.pred))
+        return self._grad_rows(self.probs - self.q)
 
     def extra_repr(self) -> str:
         parts = [super().extra_repr()]
@@ -203,21 +276,28 @@ class CrossEntropyLoss(Loss):
         return ", ".join(p for p in parts if p)
 
 
-class NLLLoss(Loss):
+class NLLLoss(_ClassLoss):
     r"""Negative log-likelihood of log-probabilities :math:`A` (e.g. from LogSoftmax):
     :math:`\ell_n = -A_{n y_n}`. Gradient: :math:`-\mathrm{onehot}(y)`, times 1/N for the mean.
 
+    Sequences ``(B, T, C)`` are ``B*T`` rows, classes last, as in ``CrossEntropyLoss``.
+
+    Args:
+        reduction: ``'mean'`` over the targets that count, or ``'sum'``.
+        ignore_index: a target value that contributes neither loss nor gradient.
+
     Shape:
-        - pred: log-probabilities ``(N, C)``; target: integer classes ``(N,)``.
+        - pred: log-probabilities ``(N, C)`` or ``(B, T, C)``; target: integer classes
+          ``(N,)`` or ``(B, T)``.
     """
 
     def forward(self, pred: np.ndarray, target: np.ndarray) -> float:
-        pred, target = _check_class_scores("NLLLoss", pred, target)
+        pred, target = self._rows(pred, target)
         self.pred, self.target = pred, target
-        return self._reduce(-pred[np.arange(len(pred)), target])
+        return self._reduce_kept(-pred[np.arange(len(pred)), target])
 
     def backward(self) -> np.ndarray:
         self._require_forward(self.pred)
         grad = np.zeros_like(self.pred)
-        grad[np.arange(len(self.pred)), self.target] = -self._scale(len(self.pred))
-        return grad
+        grad[np.arange(len(self.pred)), self.target] = -1.0
+        return self._grad_rows(grad)

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from minitorch_ref import nn, optim
-from minitorch_ref.data import DataLoader, Dataset, TensorDataset, random_split
+from minitorch_ref.data import (
+    CharTokenizer, DataLoader, Dataset, TensorDataset, context_windows, random_split,
+)
 from minitorch_ref.optim import lr_scheduler
 
 
@@ -85,6 +87,21 @@ LAYER_CASES = [
          "dim 3", "out of range", "(2, 3, 4)", id="flatten-start-dim-too-large"),
     case(lambda: nn.Flatten(end_dim=-4)(floats(2, 3, 4)), ValueError,
          "dim -4", "out of range", "(2, 3, 4)", id="flatten-end-dim-too-small"),
+    case(lambda: nn.Embedding(5, 2)(np.array([[0.0, 1.0]])), ValueError,
+         "Embedding", "integer", "float64", id="embedding-float-indices"),
+    case(lambda: nn.Embedding(5, 2)(np.array([True, False])), ValueError,
+         "Embedding", "integer", "bool", id="embedding-bool-indices"),
+    case(lambda: nn.Embedding(5, 2)(labels(0, -1, 3)), IndexError,
+         "Embedding", "index -1", "negative", "[0, 5)", id="embedding-negative-index"),
+    case(lambda: nn.Embedding(5, 2)(labels(0, 5, 3)), IndexError,
+         "Embedding", "index 5", "vocabulary of size 5", "[0, 5)", id="embedding-index-too-large"),
+    case(lambda: nn.Embedding(5, 2, padding_idx=5), ValueError,
+         "padding_idx=5", "num_embeddings=5", id="embedding-padding-idx-too-large"),
+    case(lambda: nn.Embedding(5, 2, padding_idx=-6), ValueError,
+         "padding_idx=-6", "[-5, 5)", id="embedding-padding-idx-too-negative"),
+    case(lambda: nn.Embedding(0, 2), ValueError, "num_embeddings=0", id="embedding-empty-table"),
+    case(lambda: forwarded(nn.Embedding(5, 4), labels(0, 1, 2)).backward(floats(3, 2)), ValueError,
+         "Embedding.backward", "grad_output", "(3, 4)", "(3, 2)", id="embedding-wrong-grad-shape"),
 ]
 
 
@@ -109,6 +126,7 @@ BEFORE_FORWARD = {
     "Softmax": nn.Softmax,
     "Dropout": nn.Dropout,
     "Flatten": nn.Flatten,
+    "Embedding": lambda: nn.Embedding(5, 2),
     "Sequential": lambda: nn.Sequential(nn.Linear(3, 2), nn.ReLU()),
 }
 
@@ -177,6 +195,13 @@ LOSS_CASES = [
              ("(N, C)", "(4, 3, 2)")),
         ]
     ],
+    *[
+        case(lambda cls=cls: cls()(floats(4, 3, 2), labels(0, 1, 1, 0)), ValueError, name,
+             "(4, 3)", "(4, 3, 2)", "(4,)", "classes last", id=f"{name}-sequence-target-shape")
+        for name, cls in LOSSES.items() if name in ("CrossEntropyLoss", "NLLLoss")
+    ],
+    case(lambda: nn.CrossEntropyLoss(ignore_index=0)(floats(4, 3), labels(0, 1, 3, 2)),
+         ValueError, "[0, 3)", "ignore_index=0", "3", id="CrossEntropyLoss-target-besides-ignored"),
     case(lambda: nn.BCELoss()(np.array([0.5, 1.5]), np.array([0.0, 1.0])), ValueError,
          "probabilities", "[0, 1]", "1.5", id="BCELoss-probability-above-1"),
     case(lambda: nn.BCELoss()(np.array([-0.1, 0.5]), np.array([0.0, 1.0])), ValueError,
@@ -307,6 +332,21 @@ DATA_CASES = [
     case(lambda: random_split(dataset(), [1.2, -0.2]), ValueError,
          id="random_split-fraction-outside-0-1"),
     case(lambda: Dataset(), TypeError, "abstract", id="dataset-is-abstract"),
+    case(lambda: CharTokenizer(["emma"]).encode("eve"), KeyError,
+         "'v'", "position 1", "'eve'", "vocabulary of 4 tokens", id="tokenizer-unknown-character"),
+    case(lambda: CharTokenizer(["ann", "st.john"]), ValueError,
+         "'.'", "'st.john'", "boundary", id="tokenizer-boundary-in-a-word"),
+    case(lambda: CharTokenizer(["ann"], boundary="<>"), ValueError,
+         "single character", "'<>'", id="tokenizer-long-boundary"),
+    case(lambda: CharTokenizer(["ann"]).decode([0, 3]), IndexError,
+         "decode", "index 3", "vocabulary of size 3", id="tokenizer-decode-out-of-range"),
+    case(lambda: CharTokenizer(["ann"]).decode(np.array([0.0, 1.0])), ValueError,
+         "decode", "integer", id="tokenizer-decode-floats"),
+    *[
+        case(lambda b=b: context_windows(["ann"], CharTokenizer(["ann"]), b), ValueError,
+             "block_size", repr(b), id=f"context-windows-block-size-{b!r}")
+        for b in (0, 2.0, True)
+    ],
 ]
 
 

@@ -3,8 +3,8 @@ and comparisons in float64.
 
 Layout convention: minitorch_ref's ``Linear.weight`` is ``(in_features, out_features)``,
 the transpose of torch's ``(out, in)``, and ``Conv2d.weight`` is ``(in, out, kH, kW)``,
-torch's with its first two axes swapped; every copy and comparison below goes through
-``torch_layout`` so tests never have to think about it.
+torch's with its first two axes swapped; ``Embedding.weight`` is torch's ``(num, dim)``. Every
+copy and comparison below goes through ``torch_layout`` so tests never have to think about it.
 """
 from importlib.util import find_spec
 
@@ -97,6 +97,8 @@ _TWIN_BUILDERS = {
     mnn.Linear: lambda m: torch.nn.Linear(
         m.in_features, m.out_features, bias=m.bias is not None, dtype=torch.float64),
     mnn.Identity: lambda m: torch.nn.Identity(),
+    mnn.Embedding: lambda m: torch.nn.Embedding(
+        m.num_embeddings, m.embedding_dim, padding_idx=m.padding_idx, dtype=torch.float64),
     mnn.ReLU: lambda m: torch.nn.ReLU(),
     mnn.LeakyReLU: lambda m: torch.nn.LeakyReLU(m.negative_slope),
     mnn.Sigmoid: lambda m: torch.nn.Sigmoid(),
