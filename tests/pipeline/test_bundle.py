@@ -79,6 +79,7 @@ def test_bundle_holds_release_notebooks_a_course_wheel_and_requirements(student_
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names if ".dist-info/" not in name and ".data/" not in name} \
         == {"course"}
+    assert "course/datasets/data/names.txt" in names, "unit 14's corpus ships in the wheel"
     assert [name.split(".data/")[1] for name in names if ".data/" in name] == \
         ["data/etc/jupyter/nbgrader_config.py"]
     assert audit(bundle) == []

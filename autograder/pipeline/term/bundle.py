@@ -27,6 +27,7 @@ It refuses to finish if anything in the bundle names ``minitorch_ref``,
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,9 @@ dependencies = {dependencies}
 [tool.setuptools.packages.find]
 include = ["course*"]
 
+[tool.setuptools.package-data]
+{package_data}
+
 [tool.setuptools.data-files]
 "etc/jupyter" = ["nbgrader_config.py"]
 """
@@ -81,8 +85,19 @@ class BundleError(RuntimeError):
     """The bundle would contain something students must not get."""
 
 
+def _pyproject(root: Path) -> dict:
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 def _project(root: Path) -> dict:
-    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return _pyproject(root)["project"]
+
+
+def _course_package_data(root: Path) -> str:
+    """The repository's ``package-data`` lines for ``course*`` (e.g. unit 14's names), as TOML."""
+    tables = _pyproject(root).get("tool", {}).get("setuptools", {}).get("package-data", {})
+    return "\n".join(f"{json.dumps(package)} = {json.dumps(patterns)}"
+                     for package, patterns in tables.items() if package.startswith("course"))
 
 
 def build_wheel(root: Path, wheels: Path) -> Path:
@@ -97,6 +112,7 @@ def build_wheel(root: Path, wheels: Path) -> Path:
         (Path(tmp) / "pyproject.toml").write_text(PYPROJECT.format(
             name=project["name"], version=project["version"],
             python=project.get("requires-python", ">=3.10"),
+            package_data=_course_package_data(root),
             dependencies="[" + ", ".join(f'"{d}"' for d in deps) + "]"))
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                         "--no-build-isolation", "--wheel-dir", str(wheels), tmp], check=True)
