@@ -93,6 +93,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.mlp
 	$(BIN)/python -m bench.tiny
 	$(BIN)/python -m bench.conv
+	$(BIN)/python -m bench.lm
 	$(BIN)/python -m bench.transformer
 	$(BIN)/python -m bench.notebooks
 	$(BIN)/python -m bench.headless

@@ -78,3 +78,17 @@ def test_the_transformer_benchmarks_contenders_compute_the_same():
     np.testing.assert_allclose(transformer.torch_run(block, x, grad_output)(),
                                transformer.reference_run(block, x, grad_output)(), rtol=1e-9,
                                atol=1e-12)
+
+
+def test_the_language_model_benchmarks_contenders_train_the_same_model():
+    """bench/lm.py: the plain and fused epochs give one loss; training to a lax target stops
+    after one epoch with the NLL it reports; the bigram beats the uniform ln 27."""
+    from bench import lm
+
+    corpus = lm.Corpus()
+    plain = lm.minitorch_epoch(corpus, np.float64, fused=False)()
+    assert np.isclose(lm.minitorch_epoch(corpus, np.float64, fused=True)(), plain, rtol=1e-9)
+    assert plain < np.log(27)
+    model, epochs, _, val_nll = lm.train_to_target(corpus, np.float64, target=3.0)
+    assert epochs == 1 and val_nll <= 3.0
+    assert lm.bigram_nll(corpus) < np.log(27)

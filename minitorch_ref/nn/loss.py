@@ -179,7 +179,7 @@ def _as_rows(name: str, scores: np.ndarray, target: np.ndarray) -> tuple:
     return scores.reshape(-1, scores.shape[-1]), target.reshape(-1)
 
 
-class _ClassLoss(Loss):
+class ClassLoss(Loss):
     """Base of the losses over class scores: the shape mapping, ``ignore_index`` and the
     mean over the targets that count."""
 
@@ -217,7 +217,7 @@ class _ClassLoss(Loss):
         return ", ".join(p for p in parts if p)
 
 
-class CrossEntropyLoss(_ClassLoss):
+class CrossEntropyLoss(ClassLoss):
     r"""Softmax and negative log-likelihood fused, on logits :math:`Z`:
     :math:`\ell_n = -\log \mathrm{softmax}(Z_n)_{y_n} = \log\sum_c e^{Z_{nc}} - Z_{n y_n}`.
 
@@ -276,7 +276,7 @@ class CrossEntropyLoss(_ClassLoss):
         return ", ".join(p for p in parts if p)
 
 
-class NLLLoss(_ClassLoss):
+class NLLLoss(ClassLoss):
     r"""Negative log-likelihood of log-probabilities :math:`A` (e.g. from LogSoftmax):
     :math:`\ell_n = -A_{n y_n}`. Gradient: :math:`-\mathrm{onehot}(y)`, times 1/N for the mean.
 
