@@ -13,6 +13,7 @@ import argparse
 
 import numpy as np
 
+from bench._twins import copy_weights
 from bench._timing import (cell, limit_threads, machine, median_times, ratio, table,
                            torch_available)
 from minitorch_ref import nn
@@ -49,13 +50,7 @@ def torch_run(block: nn.TransformerEncoderLayer, x: np.ndarray, grad_output: np.
     twin = torch.nn.TransformerEncoderLayer(WIDTH, HEADS, 4 * WIDTH, dropout=0.0,
                                             activation="gelu", batch_first=True,
                                             norm_first=True, dtype=dtype)
-    transposed = {"self_attn.in_proj_weight"} | {
-        name for name, _ in block.named_parameters()
-        if name.endswith("weight") and "norm" not in name}
-    with torch.no_grad():
-        for name, param in block.named_parameters():
-            value = param.data.T if name in transposed else param.data
-            twin.get_parameter(name).copy_(torch.from_numpy(np.ascontiguousarray(value)))
+    copy_weights(block, twin)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(LENGTH, dtype=dtype)
     upstream = torch.from_numpy(grad_output)
 

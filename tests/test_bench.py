@@ -92,3 +92,18 @@ def test_the_language_model_benchmarks_contenders_train_the_same_model():
     model, epochs, _, val_nll = lm.train_to_target(corpus, np.float64, target=3.0)
     assert epochs == 1 and val_nll <= 3.0
     assert lm.bigram_nll(corpus) < np.log(27)
+
+
+def test_the_gpt_benchmarks_steps_follow_the_same_trajectory():
+    """bench/gpt.py: two AdamW steps of the reference GPT and of its PyTorch twin from the same
+    weights give the same losses in float64 (so the two time the same computation)."""
+    from bench import gpt
+    from bench._timing import torch_available
+    from minitorch_ref.models import GPT
+
+    if not torch_available():
+        pytest.skip("PyTorch is not installed (the parity extra)")
+    idx, targets = gpt.batch()
+    ours, theirs = (step(GPT(gpt.CONFIG, rng=np.random.default_rng(0)), idx, targets)
+                    for step in (gpt.reference_step, gpt.torch_step))
+    np.testing.assert_allclose([ours(), ours()], [theirs(), theirs()], rtol=1e-10)

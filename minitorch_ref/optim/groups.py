@@ -11,8 +11,7 @@ def weight_decay_groups(module: Module, weight_decay: float) -> list[dict]:
     regularisation. A tied table is one parameter, listed once.
 
     Returns:
-        ``[{'params': matrices, 'weight_decay': weight_decay},
-        {'params': others, 'weight_decay': 0.0}]``.
+        Two groups: the matrices with ``weight_decay``, then the others with ``0.0``.
     """
     params = module.parameters()
     return [{"params": [p for p in params if p.data.ndim >= 2], "weight_decay": weight_decay},

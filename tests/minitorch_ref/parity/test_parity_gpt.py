@@ -5,6 +5,7 @@ AdamW over ``weight_decay_groups``."""
 import numpy as np
 import pytest
 
+from bench import _twins
 from minitorch_ref import nn as mnn
 from minitorch_ref import optim
 from minitorch_ref.models import GPT, GPTConfig
@@ -16,38 +17,8 @@ pytestmark = needs_torch
 
 
 def torch_gpt(model: GPT):
-    """The same architecture in torch, holding ``model``'s parameters (torch's layout)."""
-    config = model.config
-
-    class TorchGPT(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.wte = torch.nn.Embedding(config.vocab_size, config.n_embd, dtype=torch.float64)
-            self.wpe = torch.nn.Embedding(config.block_size, config.n_embd, dtype=torch.float64)
-            self.h = torch.nn.ModuleList(torch.nn.TransformerEncoderLayer(
-                config.n_embd, config.n_head, 4 * config.n_embd, dropout=0.0,
-                activation="gelu", batch_first=True, norm_first=True, bias=config.bias,
-                dtype=torch.float64) for _ in range(config.n_layer))
-            self.ln_f = torch.nn.LayerNorm(config.n_embd, bias=config.bias, dtype=torch.float64)
-            self.lm_head = torch.nn.Linear(config.n_embd, config.vocab_size, bias=False,
-                                           dtype=torch.float64)
-            if config.tie_weights:
-                self.lm_head.weight = self.wte.weight
-
-        def forward(self, idx):
-            length = idx.shape[1]
-            x = self.wte(idx) + self.wpe(torch.arange(length))
-            mask = torch.nn.Transformer.generate_square_subsequent_mask(length,
-                                                                        dtype=torch.float64)
-            for block in self.h:
-                x = block(x, src_mask=mask, is_causal=True)
-            return self.lm_head(self.ln_f(x))
-
-    twin = TorchGPT()
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            twin.get_parameter(name).copy_(to_torch(torch_layout(model, name, param.data)))
-    return twin
+    """The same architecture in torch, in float64, holding ``model``'s parameters."""
+    return _twins.torch_gpt(model, torch.float64)
 
 
 CONFIGS = [
