@@ -9,6 +9,7 @@ the cores.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import resource
@@ -126,3 +127,26 @@ def table(header: tuple[str, ...], rows: list[tuple]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def against_pytorch_by_dtype(contenders_for: Callable[[type], dict[str, Callable[[], object]]],
+                             rounds: int) -> str:
+    """A table of the reference against PyTorch in float32 and float64 (target <= 1.5x):
+    ``contenders_for(dtype)`` gives ``{'reference': run, 'pytorch': run}``, without
+    ``'pytorch'`` where torch is not installed."""
+    rows = []
+    for dtype in (np.float32, np.float64):
+        t = median_times(contenders_for(dtype), rounds)
+        rows.append((np.dtype(dtype).name, cell(t, "reference", fmt="{:.4f}"),
+                     cell(t, "pytorch", fmt="{:.4f}"), ratio(t, "reference", "pytorch")))
+    return table(("dtype", "reference s", "pytorch s", "reference / pytorch (target <= 1.5x)"),
+                 rows)
+
+
+def arguments(doc: str) -> argparse.ArgumentParser:
+    """A benchmark's command line: ``--rounds`` and ``--threads``, described by the first line
+    of its docstring; a script adds its own options before ``parse_args()``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
+    return parser

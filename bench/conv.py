@@ -11,11 +11,9 @@
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
-from bench._timing import (cell, limit_threads, machine, median_times, ratio, table,
+from bench._timing import (arguments, cell, limit_threads, machine, median_times, ratio, table,
                            torch_available)
 from course.datasets import load_digits
 from minitorch_ref import nn
@@ -97,9 +95,7 @@ def notebook_runs(x: np.ndarray, layers: list) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
+    parser = arguments(__doc__)
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     args = parser.parse_args()
     threads = limit_threads(args.threads)

@@ -9,11 +9,9 @@ weights and groups. Float32 and float64 (target: within 1.5x of PyTorch's time).
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
-from bench._timing import (cell, limit_threads, machine, median_times, ratio, table,
+from bench._timing import (against_pytorch_by_dtype, arguments, limit_threads, machine,
                            torch_available)
 from bench._twins import torch_gpt
 from minitorch_ref import nn, optim
@@ -69,28 +67,22 @@ def torch_step(model: GPT, idx: np.ndarray, targets: np.ndarray):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
+    parser = arguments(__doc__)
     args = parser.parse_args()
     threads = limit_threads(args.threads)
     idx, targets = batch()
     print(f"GPT {CONFIG.n_layer} layers, {CONFIG.n_head} heads, width {CONFIG.n_embd}, context "
           f"{CONFIG.block_size}, batch {BATCH}, vocabulary {CONFIG.vocab_size}: one AdamW "
           f"training step; median of {args.rounds} alternating rounds; {threads}. {machine()}")
-    rows = []
-    for dtype in (np.float32, np.float64):
-        model = GPT(CONFIG, rng=np.random.default_rng(0), dtype=dtype)
-        contenders = {"reference": reference_step(model, idx, targets)}
-        if torch_available():
-            twin_model = GPT(CONFIG, rng=np.random.default_rng(0), dtype=dtype)
-            contenders["pytorch"] = torch_step(twin_model, idx, targets)
-        t = median_times(contenders, args.rounds)
-        rows.append((np.dtype(dtype).name, cell(t, "reference", fmt="{:.4f}"),
-                     cell(t, "pytorch", fmt="{:.4f}"), ratio(t, "reference", "pytorch")))
-    print(table(("dtype", "reference s", "pytorch s", "reference / pytorch (target <= 1.5x)"),
-                rows))
 
+    def contenders(dtype: type) -> dict:
+        runs = {"reference": reference_step(GPT(CONFIG, rng=np.random.default_rng(0),
+                                                dtype=dtype), idx, targets)}
+        if torch_available():
+            runs["pytorch"] = torch_step(GPT(CONFIG, rng=np.random.default_rng(0), dtype=dtype),
+                                         idx, targets)
+        return runs
+    print(against_pytorch_by_dtype(contenders, args.rounds))
 
 if __name__ == "__main__":
     main()

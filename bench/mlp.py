@@ -20,12 +20,10 @@ and 256. Each run trains a fresh model from the same seed. Contenders:
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 import minitorch_ref as mt
-from bench._timing import (cell, limit_threads, machine, median_times, peak_memory_mib,
+from bench._timing import (arguments, cell, limit_threads, machine, median_times, peak_memory_mib,
                            ratio, table, torch_available)
 from bench.numexpr_adam import numexpr_adam_step
 from minitorch_ref import nn, optim
@@ -156,10 +154,8 @@ def measure(X, y, batch_size: int, rounds: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = arguments(__doc__)
     parser.add_argument("--samples", type=int, default=60_000)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
     args = parser.parse_args()
     threads = limit_threads(args.threads)
     X, y = synthetic_mnist(args.samples)

@@ -9,12 +9,10 @@ PyTorch CPU (target: at most 0.5x PyTorch's time).
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 import minitorch_ref as mt
-from bench._timing import (cell, limit_threads, machine, median_times, peak_memory_mib,
+from bench._timing import (arguments, cell, limit_threads, machine, median_times, peak_memory_mib,
                            ratio, table, torch_available)
 from bench.mlp import plain_forward_backward
 from minitorch_ref import nn, optim
@@ -66,10 +64,8 @@ def torch_run(X, y, steps):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = arguments(__doc__)
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
     args = parser.parse_args()
     threads = limit_threads(args.threads)
     X, y = circles()

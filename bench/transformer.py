@@ -9,12 +9,10 @@ weights, in float32 and float64 (target: within 1.5x of PyTorch's time).
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from bench._twins import copy_weights
-from bench._timing import (cell, limit_threads, machine, median_times, ratio, table,
+from bench._timing import (against_pytorch_by_dtype, arguments, limit_threads, machine,
                            torch_available)
 from minitorch_ref import nn
 
@@ -63,27 +61,21 @@ def torch_run(block: nn.TransformerEncoderLayer, x: np.ndarray, grad_output: np.
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
+    parser = arguments(__doc__)
     args = parser.parse_args()
     threads = limit_threads(args.threads)
     print(f"TransformerEncoderLayer, pre-norm, GELU, causal, B={BATCH} T={LENGTH} C={WIDTH} "
           f"H={HEADS}, feed-forward {4 * WIDTH}: forward + backward; median of {args.rounds} "
           f"alternating rounds; {threads}. {machine()}")
-    rows = []
-    for dtype in (np.float32, np.float64):
+
+    def contenders(dtype: type) -> dict:
         block = reference_block(dtype)
         x, grad_output = inputs(dtype)
-        contenders = {"reference": reference_run(block, x, grad_output)}
+        runs = {"reference": reference_run(block, x, grad_output)}
         if torch_available():
-            contenders["pytorch"] = torch_run(block, x, grad_output)
-        t = median_times(contenders, args.rounds)
-        rows.append((np.dtype(dtype).name, cell(t, "reference", fmt="{:.4f}"),
-                     cell(t, "pytorch", fmt="{:.4f}"), ratio(t, "reference", "pytorch")))
-    print(table(("dtype", "reference s", "pytorch s", "reference / pytorch (target <= 1.5x)"),
-                rows))
-
+            runs["pytorch"] = torch_run(block, x, grad_output)
+        return runs
+    print(against_pytorch_by_dtype(contenders, args.rounds))
 
 if __name__ == "__main__":
     main()

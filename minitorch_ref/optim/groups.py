@@ -11,7 +11,7 @@ def weight_decay_groups(module: Module, weight_decay: float) -> list[dict]:
     regularisation. A tied table is one parameter, listed once.
 
     Returns:
-        Two groups: the matrices with ``weight_decay``, then the others with ``0.0``.
+        The two groups, the matrices (with ``weight_decay``) first, the others (with 0.0) next.
     """
     params = module.parameters()
     return [{"params": [p for p in params if p.data.ndim >= 2], "weight_decay": weight_decay},
