@@ -11,6 +11,7 @@ from minitorch_ref import nn, optim
 from minitorch_ref.gradcheck import FD_NORM_FLOOR, numerical_gradient, rel_error
 from minitorch_ref.models import GPT, GPTConfig
 from minitorch_ref.sampling import next_token_probabilities, sample
+from minitorch_ref.serialization import load, save
 
 from test_errors import case, check_raises
 
@@ -113,6 +114,25 @@ def test_draws_follow_the_distribution():
     np.testing.assert_allclose(frequencies, next_token_probabilities(logits[0], 1.5, 4),
                                atol=0.005)
     assert frequencies[3] == 0
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".json"])
+def test_a_trained_model_saved_and_loaded_predicts_the_same(tmp_path, suffix):
+    """A few AdamW steps, ``save(model.state_dict())``, then ``load`` into a fresh GPT of the
+    same config: the same logits to the last bit, the tied table still one parameter."""
+    model = tiny()
+    optimizer = optim.AdamW(optim.weight_decay_groups(model, 0.1), lr=0.01)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        idx, targets = rng.integers(0, 5, (2, 4)), rng.integers(0, 5, (2, 4))
+        optimizer.zero_grad()
+        loss_and_gradients(model, idx, targets)
+        optimizer.step()
+    save(model.state_dict(), tmp_path / f"gpt{suffix}")
+    loaded = GPT(TINY)
+    loaded.load_state_dict(load(tmp_path / f"gpt{suffix}"))
+    np.testing.assert_array_equal(loaded(idx), model(idx))
+    assert "lm_head.weight" not in loaded.state_dict()
 
 
 def test_weight_decay_reaches_matrices_only():
