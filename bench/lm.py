@@ -16,13 +16,12 @@ tokens; Adam (lr 3e-3), batch 64, the 28,908 (context, next character) samples o
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
 import minitorch_ref as mt
-from bench._timing import (cell, limit_threads, machine, median_times, ratio, table,
+from bench._timing import (arguments, cell, limit_threads, machine, median_times, ratio, table,
                            torch_available)
 from bench.mlp import plain_forward_backward
 from course.datasets import load_names
@@ -135,9 +134,7 @@ def train_to_target(corpus: Corpus, dtype: type, target: float, max_epochs: int 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for every contender")
+    parser = arguments(__doc__)
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     parser.add_argument("--target", type=float, default=2.05, help="validation NLL to reach")
     args = parser.parse_args()

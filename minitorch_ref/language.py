@@ -1,13 +1,13 @@
-"""Unit 14's language model: Bengio et al.'s (2003) MLP over a context of characters, the
-distribution of its next character (temperature, top-k) and sampling words from it."""
+"""Unit 14's language model: Bengio et al.'s (2003) MLP over a context of characters, and
+words sampled from it (the next-token distribution: ``minitorch_ref.sampling``)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from minitorch_ref._random import resolve_rng
 from minitorch_ref.data.text import CharTokenizer
 from minitorch_ref.nn import Embedding, Flatten, Linear, Module, Sequential, Tanh
+from minitorch_ref.sampling import sample
 
 
 def mlp_language_model(vocab_size: int, block_size: int = 3, embedding_dim: int = 10,
@@ -28,37 +28,12 @@ def mlp_language_model(vocab_size: int, block_size: int = 3, embedding_dim: int 
     )
 
 
-def next_token_probs(logits: np.ndarray, temperature: float = 1.0,
-                     top_k: int | None = None) -> np.ndarray:
-    r"""The sampling distribution :math:`\mathrm{softmax}(z / T)` over the ``top_k`` largest
-    logits (the others get probability 0; ties at the k-th value are all kept).
-
-    Args:
-        logits: scores of the next token, ``(V,)`` or ``(N, V)``.
-        temperature: ``T > 0``; below 1 sharpens the distribution, above 1 flattens it.
-        top_k: keep only the ``k`` most likely tokens (``None``: all of them).
-
-    Shape:
-        - Output: the shape of ``logits``, rows summing to 1.
-    """
-    logits = np.asarray(logits, dtype=np.float64)
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    scaled = logits / temperature
-    if top_k is not None:
-        if not 1 <= top_k:
-            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
-        k = min(int(top_k), logits.shape[-1])
-        kth = np.sort(scaled, axis=-1)[..., -k, None]
-        scaled = np.where(scaled < kth, -np.inf, scaled)
-    return special.softmax(scaled, axis=-1)
-
-
 def sample_words(model: Module, tokenizer: CharTokenizer, block_size: int, num_words: int,
                  rng: np.random.Generator | None = None, temperature: float = 1.0,
                  top_k: int | None = None, max_length: int = 30) -> list[str]:
     """``num_words`` words drawn one character at a time, all words in one batch, each from
-    a context of boundary tokens until it draws the boundary (or reaches ``max_length``)."""
+    a context of boundary tokens until it draws the boundary (or reaches ``max_length``);
+    each character by ``minitorch_ref.sampling.sample`` (temperature, top-k)."""
     rng = resolve_rng(rng)
     boundary = tokenizer.boundary_index
     context = np.full((num_words, block_size), boundary, dtype=np.int64)
@@ -67,9 +42,7 @@ def sample_words(model: Module, tokenizer: CharTokenizer, block_size: int, num_w
     was_training = model.training
     model.eval()
     for position in range(max_length):
-        probs = next_token_probs(model(context), temperature, top_k)
-        cumulative = probs.cumsum(axis=1)   # inverse CDF; scaled so rounding never overshoots
-        tokens = (cumulative > rng.random((num_words, 1)) * cumulative[:, -1:]).argmax(axis=1)
+        tokens = sample(model(context), temperature, top_k, rng)
         tokens[~running] = boundary
         drawn[:, position] = tokens
         running &= tokens != boundary

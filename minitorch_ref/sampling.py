@@ -44,8 +44,8 @@ def sample(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = Non
     """One token per row of ``logits``, drawn from ``next_token_probabilities``.
 
     Each row takes one uniform number ``u`` from ``rng`` and returns the first token whose
-    cumulative probability exceeds it (inverse-CDF sampling), so a seeded generator gives the
-    same tokens every time.
+    cumulative probability exceeds it (inverse-CDF sampling; ``u`` is scaled by the row's total
+    so rounding never overshoots), so a seeded generator gives the same tokens every time.
 
     Shape:
         - logits: ``(..., V)``; Output: ``(...)``, int64.
@@ -53,5 +53,5 @@ def sample(logits: np.ndarray, temperature: float = 1.0, top_k: int | None = Non
     probs = next_token_probabilities(logits, temperature, top_k)
     uniform = resolve_rng(rng).random(probs.shape[:-1] + (1,))
     cumulative = np.cumsum(probs, axis=-1)
-    tokens = (cumulative <= uniform).sum(axis=-1)
+    tokens = (cumulative <= uniform * cumulative[..., -1:]).sum(axis=-1)
     return np.minimum(tokens, probs.shape[-1] - 1).astype(np.int64)

@@ -8,7 +8,8 @@ from scipy import special
 
 from minitorch_ref import nn
 from minitorch_ref.data import CharTokenizer
-from minitorch_ref.language import mlp_language_model, next_token_probs, sample_words
+from minitorch_ref.language import mlp_language_model, sample_words
+from minitorch_ref.sampling import next_token_probabilities
 
 LOGITS = np.array([2.0, 1.0, 0.0, -1.0])
 
@@ -21,24 +22,24 @@ def test_model_maps_contexts_to_logits_over_the_vocabulary():
 
 @pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
 def test_probs_are_the_softmax_of_logits_over_temperature(temperature):
-    np.testing.assert_allclose(next_token_probs(LOGITS, temperature),
+    np.testing.assert_allclose(next_token_probabilities(LOGITS, temperature),
                                special.softmax(LOGITS / temperature), rtol=1e-12)
 
 
 def test_low_temperature_tends_to_the_argmax_and_high_to_uniform():
-    assert next_token_probs(LOGITS, 0.01)[0] > 0.999
-    np.testing.assert_allclose(next_token_probs(LOGITS, 1e4), 0.25, atol=1e-3)
+    assert next_token_probabilities(LOGITS, 0.01)[0] > 0.999
+    np.testing.assert_allclose(next_token_probabilities(LOGITS, 1e4), 0.25, atol=1e-3)
 
 
 def test_top_k_keeps_the_k_largest_renormalised():
-    probs = next_token_probs(LOGITS, 1.0, top_k=2)
+    probs = next_token_probabilities(LOGITS, 1.0, top_k=2)
     np.testing.assert_allclose(probs, [*special.softmax(LOGITS[:2]), 0, 0], rtol=1e-12)
-    np.testing.assert_allclose(next_token_probs(LOGITS, top_k=10), special.softmax(LOGITS))
+    np.testing.assert_allclose(next_token_probabilities(LOGITS, top_k=10), special.softmax(LOGITS))
 
 
 def test_probs_of_a_batch_of_rows():
     rows = np.stack([LOGITS, -LOGITS])
-    probs = next_token_probs(rows, 0.7, top_k=3)
+    probs = next_token_probabilities(rows, 0.7, top_k=3)
     assert probs.shape == (2, 4)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
     assert probs[0, 3] == 0 and probs[1, 0] == 0
@@ -50,7 +51,7 @@ def test_probs_of_a_batch_of_rows():
 ])
 def test_bad_sampling_arguments_are_refused(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
-        next_token_probs(LOGITS, **kwargs)
+        next_token_probabilities(LOGITS, **kwargs)
 
 
 def tokenizer():
@@ -77,10 +78,10 @@ def test_a_model_that_always_ends_gives_empty_words_and_one_that_never_ends_stop
 
 def test_sampled_frequencies_follow_the_distribution():
     """One step from a model whose logits ignore the context: first letters drawn with the
-    probabilities next_token_probs gives for the head's bias."""
+    probabilities next_token_probabilities gives for the head's bias."""
     model = mlp_language_model(4, block_size=1, rng=np.random.default_rng(0))
     model[-1].weight.data[...] = 0.0
     model[-1].bias.data[...] = [-50.0, 1.0, 0.0, -1.0]
     words = sample_words(model, tokenizer(), 1, 20_000, np.random.default_rng(1), max_length=1)
     counts = np.array([sum(w == c for w in words) for c in "abc"]) / len(words)
-    np.testing.assert_allclose(counts, next_token_probs(model[-1].bias.data)[1:], atol=0.015)
+    np.testing.assert_allclose(counts, next_token_probabilities(model[-1].bias.data)[1:], atol=0.015)
