@@ -52,12 +52,12 @@ class CharTokenizer:
         """The indices of ``text``'s characters, an int64 array of shape ``(len(text),)``.
 
         Raises:
-            KeyError: for a character that is not in the vocabulary, naming it and where
-                it is.
+            ValueError: for a character that is not in the vocabulary, naming it and where
+                it is (a KeyError's message would be printed in quotes).
         """
         unknown = next((i for i, char in enumerate(text) if char not in self.stoi), None)
         if unknown is not None:
-            raise KeyError(
+            raise ValueError(
                 f"character {text[unknown]!r} at position {unknown} of {text!r} is not in the "
                 f"vocabulary of {self.vocab_size} tokens ({''.join(self.itos)!r})"
             )

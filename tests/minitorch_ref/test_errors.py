@@ -332,7 +332,7 @@ DATA_CASES = [
     case(lambda: random_split(dataset(), [1.2, -0.2]), ValueError,
          id="random_split-fraction-outside-0-1"),
     case(lambda: Dataset(), TypeError, "abstract", id="dataset-is-abstract"),
-    case(lambda: CharTokenizer(["emma"]).encode("eve"), KeyError,
+    case(lambda: CharTokenizer(["emma"]).encode("eve"), ValueError,
          "'v'", "position 1", "'eve'", "vocabulary of 4 tokens", id="tokenizer-unknown-character"),
     case(lambda: CharTokenizer(["ann", "st.john"]), ValueError,
          "'.'", "'st.john'", "boundary", id="tokenizer-boundary-in-a-word"),
