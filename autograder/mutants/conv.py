@@ -184,6 +184,29 @@ class ConvGradsAssigned(_Steps):
             self.bias.grad[...] = self.bias_grad(grad_output, g)
 
 
+class ConvChannelsLast(_Steps):
+    """Output (N, OH, OW, O), and a backward that takes its gradient in that layout."""
+
+    def shaped(self, y, n, oh, ow):
+        return y.reshape(n, oh, ow, self.out_channels)
+
+    def backward(self, grad_output):
+        return super().backward(np.asarray(grad_output).transpose(0, 3, 1, 2))
+
+
+class ConvSqueezed(_Steps):
+    def shaped(self, y, n, oh, ow):
+        return np.squeeze(super().shaped(y, n, oh, ow))
+
+
+class ConvBiasOnLastAxis(_Steps):
+    """The bias added after the output is laid out (N, O, OH, OW): it broadcasts on OW."""
+
+    def forward(self, x):
+        y = super().forward(x)
+        return y if self.bias is None else y - self.bias.data[:, None, None] + self.bias.data
+
+
 class ConvWithoutBias(_Steps):
     def forward(self, x):
         y = super().forward(x)
@@ -258,6 +281,13 @@ def im2col_stride_ignored(x, kernel_size, stride=1):
     return _laid_out(x, kernel_size, 1, (0, 2, 3, 1, 4, 5))
 
 
+def im2col_square_only(x, kernel_size, stride=1):
+    n, c, h, _ = x.shape
+    size = (h - kernel_size) // stride + 1       # the height's count used for the width too
+    view = _windows(x, kernel_size, stride).transpose(0, 2, 3, 1, 4, 5)
+    return view.reshape(n * size * size, c * kernel_size * kernel_size)
+
+
 def col2im_fancy_add(cols, shape, kernel_size, stride=1):
     index = nn.im2col(np.arange(int(np.prod(shape))).reshape(shape), kernel_size, stride)
     out = np.zeros(int(np.prod(shape)))
@@ -274,6 +304,16 @@ def col2im_stride_ignored(cols, shape, kernel_size, stride=1):
     for i in range(oh):
         for j in range(ow):
             out[:, :, i:i + k, j:j + k] += blocks[:, i, j]
+    return out
+
+
+def col2im_size_without_plus_one(cols, shape, kernel_size, stride=1):
+    n, c, h, w = shape
+    k = kernel_size
+    oh, ow = (h - k) // stride, (w - k) // stride        # the + 1 forgotten
+    out = np.zeros(shape)
+    view = sliding_window_view(out, (k, k), axis=(2, 3), writeable=True)[:, :, ::stride, ::stride]
+    np.add.at(view, (slice(None),), cols.reshape(n, oh, ow, c, k, k).transpose(0, 3, 1, 2, 4, 5))
     return out
 
 
@@ -388,9 +428,7 @@ MUTANTS = [
     Mutant("conv_crop_from_corner", "Conv2d", ConvCropFromCorner, "top-left corner",
            "dL/dx cropped as grad[:, :, :H, :W]"),
     Mutant("conv_crop_p_to_minus_p", "Conv2d", ConvCropPToMinusP, "0:0",
-           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0",
-           also=(("conv2d_stride", "the strided layers without padding get an empty dL/dx "
-                                   "too, and an empty gradient shows no stride"),)),
+           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0"),
     Mutant("conv_stride_ignored_in_backward", "Conv2d", ConvStrideIgnoredInBackward,
            "stride is ignored in backward", "col2im puts window (i, j) at (i, j)"),
     Mutant("conv_weight_grad_first_image", "Conv2d", ConvWeightGradFirstImage, "first image",
@@ -408,10 +446,13 @@ MUTANTS = [
     Mutant("conv_weight_reshaped_raw", "Conv2d", ConvWeightReshapedRaw, "mixes up the filters",
            "filter matrix = weight.reshape(-1, O)"),
     Mutant("conv_channels_not_moved", "Conv2d", ConvChannelsNotMoved, "reshaped straight",
-           "y.reshape(N, O, OH, OW) without the transpose",
-           also=(("conv2d_stride", "the reshape scrambles the outputs differently for every "
-                                   "output size, so the strided output is no subsample of the "
-                                   "student's own stride-1 one"),)),
+           "y.reshape(N, O, OH, OW) without the transpose"),
+    Mutant("conv_channels_last", "Conv2d", ConvChannelsLast, "channels are last",
+           "output (N, OH, OW, O), backward taking its gradient in that layout"),
+    Mutant("conv_squeezed", "Conv2d", ConvSqueezed, "np.squeeze",
+           "np.squeeze of the output: a batch of one loses its batch axis"),
+    Mutant("conv_bias_on_last_axis", "Conv2d", ConvBiasOnLastAxis, "last axis",
+           "the bias added to the (N, O, OH, OW) output, broadcast along OW"),
     Mutant("conv_col2im_overwrites", "Conv2d", ConvCol2imOverwrites, "np.add.at",
            "col2im with out[index] += cols",
            also=(("conv2d_stride", "windows of kernel 3 at stride 2 overlap too, and the "
@@ -445,6 +486,10 @@ MUTANTS = [
            also=(("conv2d_stride", "with a row for every stride-1 window the notebook's Conv2d "
                                    "cannot reshape its product at stride 2: it raises, and a "
                                    "layer that raises earns no point"),)),
+    Mutant("im2col_square_only", "im2col", im2col_square_only, "square",
+           "OH used for both axes: right on square inputs only"),
+    Mutant("col2im_size_without_plus_one", "col2im", col2im_size_without_plus_one, "+ 1",
+           "the output size (H - k) // stride without its + 1: the reshape raises"),
     Mutant("col2im_fancy_add", "col2im", col2im_fancy_add, "np.add.at",
            "out[index] += cols loses repeated indices"),
     Mutant("col2im_stride_ignored", "col2im", col2im_stride_ignored, "stride is ignored",
