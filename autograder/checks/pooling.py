@@ -8,7 +8,8 @@ last one, column by column, overlapping windows that overwrite instead of adding
 """
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from autograder.registry import check
 from autograder.sandbox import construct
 from course.testing.compare import expect_close
 from course.testing.diagnose import Signature, close, scaled, when
+from course.testing.failure import CheckFailure
 from minitorch_ref import nn as ref
 from minitorch_ref.nn.im2col import add_windows, windows
 
@@ -56,6 +58,24 @@ def _cases(kind: str, seed: int) -> list[PoolCase]:
                               "ties: small integers, a channel of zeros" if kind == "ties"
                               else "random normal"))
     return cases
+
+
+@contextlib.contextmanager
+def told(name: str, case: PoolCase) -> Iterator[None]:
+    """A failure of the block names the layer and the input the check used; a forward that
+    raised because its windows moved by the kernel size is told the stride was ignored."""
+    try:
+        yield
+    except CheckFailure as failure:
+        built = f"{name}({case.kernel}" + ("" if case.stride_arg is None
+                                           else f", stride={case.stride_arg}") + ")"
+        note = f"\n  The check built {built} and gave it x of shape {case.shape}."
+        if case.stride != case.kernel and f"/ {case.kernel} + 1 is not an integer" in str(failure):
+            note += (f"\n  Likely mistake: the stride argument is ignored: your layer moves its "
+                     f"windows by {case.kernel}, the kernel size, not by stride={case.stride}. "
+                     "Keep the stride it is given: self.stride = kernel_size if stride is None "
+                     "else stride.")
+        raise CheckFailure(str(failure) + note) from None
 
 
 def _pair(Pool: type, reference_cls: type, case: PoolCase):
@@ -160,10 +180,11 @@ def maxpool2d_forward(MaxPool2d):
     """The largest value of each window: windows side by side (the default stride) and
     overlapping, non-square images, several channels."""
     for case in _cases("normal", 30):
-        student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
-        got, expected = forward_pair("MaxPool2d", student, reference, case.x)
-        expect_close("MaxPool2d.forward output", got, expected, str(case),
-                     _forward_signatures(case))
+        with told("MaxPool2d", case):
+            student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
+            got, expected = forward_pair("MaxPool2d", student, reference, case.x)
+            expect_close("MaxPool2d.forward output", got, expected, str(case),
+                         _forward_signatures(case))
 
 
 @check
@@ -172,9 +193,10 @@ def maxpool2d_backward(MaxPool2d):
     several tie (as in PyTorch); overlapping windows add up."""
     for kind, fd in (("normal", True), ("ties", False)):
         for case in _cases(kind, 31):
-            student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
-            expect_input_grad("MaxPool2d", student, reference, case.x, case.grad_output, case,
-                              _max_signatures(case), fd=fd)
+            with told("MaxPool2d", case):
+                student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
+                expect_input_grad("MaxPool2d", student, reference, case.x, case.grad_output,
+                                  case, _max_signatures(case), fd=fd)
 
 
 # ---------------------------------------------------------------------------- AvgPool2d
@@ -205,8 +227,10 @@ def avgpool2d(AvgPool2d):
     """Forward: the mean of each window; backward: each pixel gets grad / (k*k) from every
     window that contains it. Side by side and overlapping windows."""
     for case in _cases("normal", 32):
-        student, reference = _pair(AvgPool2d, ref.AvgPool2d, case)
-        got, expected = forward_pair("AvgPool2d", student, reference, case.x)
-        expect_close("AvgPool2d.forward output", got, expected, str(case), _avg_signatures(case))
-        expect_input_grad("AvgPool2d", student, reference, case.x, case.grad_output, case,
-                          _avg_signatures(case))
+        with told("AvgPool2d", case):
+            student, reference = _pair(AvgPool2d, ref.AvgPool2d, case)
+            got, expected = forward_pair("AvgPool2d", student, reference, case.x)
+            expect_close("AvgPool2d.forward output", got, expected, str(case),
+                         _avg_signatures(case))
+            expect_input_grad("AvgPool2d", student, reference, case.x, case.grad_output, case,
+                              _avg_signatures(case))

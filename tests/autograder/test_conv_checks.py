@@ -184,3 +184,16 @@ class MaxPool2d(MaxPool2d):
 def test_a_broken_student_is_told_what_is_wrong(name, source, phrases):
     student = notebook(SOLUTION + "\nconv2d_right = conv2d_naive\n" + source)
     assert_says(grade_student(name, student), *phrases)
+
+
+def test_a_pool_that_ignores_its_stride_argument_is_told_so_with_the_arguments_used():
+    """The issue's case: the notebook's output_size raises '(5 + 2*0 - 3) / 3 + 1 is not an
+    integer'; the message now names the layer the check built and the ignored stride."""
+    student = notebook(SOLUTION + '''
+class MaxPool2d(MaxPool2d):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__(kernel_size)
+''')
+    assert_says(grade_student("maxpool2d_forward", student), "MaxPool2d(3, stride=1)",
+                "x of shape (1, 2, 5, 5)", "the stride argument is ignored")
+
