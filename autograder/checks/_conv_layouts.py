@@ -1,7 +1,8 @@
 """Layout mistakes of a Conv2d, and the student's own layout kept through the backward cells.
 
 A layer whose output is laid out another way (channels last, ``np.squeeze`` of a batch of one,
-the product reshaped without moving the channels) has the right numbers in other places: the forward cell costs it. The backward cells then give
+the product reshaped without moving the channels) or a weight in PyTorch's ``(O, C, k, k)``
+layout has the right numbers in other places: the forward cell costs it. The backward cells then give
 the student's backward its upstream gradient in the layout its own forward returned, and the
 stride and padding cells compare each output in the layout the student's own stride-1
 (unpadded) layer shows: what the graded calls returned decides the layout, no other call.
@@ -47,3 +48,19 @@ def layout_signatures() -> tuple[Signature, ...]:
         return lambda g, e: laid_out(g, e) is LAYOUTS[name]
     return (when("channels_last", is_("channels_last"), CHANNELS_LAST),
             when("squeezed", is_("squeezed"), SQUEEZED))
+
+
+# ---------------------------------------------------------------------------- the weight
+def torch_weight(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
+    """A weight of shape ``(O, C, k, k)`` where the course's is ``(C, O, k, k)``."""
+    return tuple(shape) != tuple(expected) and tuple(shape) == (expected[1], expected[0],
+                                                                *expected[2:])
+
+
+def torch_weight_message(expected: tuple[int, ...]) -> str:
+    c, o = expected[:2]
+    return (f"Conv2d.weight has shape {(o, c, *expected[2:])}: that is PyTorch's layout "
+            f"(out_channels, in_channels, K, K). The course keeps (in_channels, out_channels, "
+            f"K, K) = {tuple(expected)}, as Linear keeps (in, out); the filter matrix is then "
+            "weight.transpose(0, 2, 3, 1).reshape(-1, out_channels). (Your layer computes the "
+            "right values in its own layout: fix the shape and the filter matrix.)")

@@ -15,14 +15,15 @@ import numpy as np
 
 from autograder.checks._calls import method, placed
 from autograder.checks._conv_cases import ConvCase
-from autograder.checks._conv_layouts import Layout
-from autograder.checks._modules import twins
+from autograder.checks._conv_layouts import Layout, torch_weight
+from autograder.checks._modules import copy_parameter, twins
 from autograder.sandbox import call
 from course.testing.compare import as_array
 from course.testing.failure import CheckFailure, fail
 from minitorch_ref import nn as ref
 
 PARAMS = ("weight", "bias")
+SYMBOLS = {"weight": "dL/dW", "bias": "dL/db"}
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,32 @@ def one_pass(student, x: np.ndarray, grad_output: np.ndarray) -> Run:
 
 
 def pair(Conv2d, case: ConvCase):
-    """The student's layer and the reference's, with the same (the reference's) filters."""
+    """The student's layer and the reference's, with the same (the reference's) filters: a
+    weight in PyTorch's ``(O, C, k, k)`` layout gets them in that layout, which the forward
+    cell costs (the reference's ``torch_weight`` says so)."""
     args, kwargs = case.layer_args
-    return twins("Conv2d", Conv2d, ref.Conv2d, *args, params=PARAMS, seed=case.seed, **kwargs)
+    student, reference = twins("Conv2d", Conv2d, ref.Conv2d, *args, params=("bias",),
+                               seed=case.seed, **kwargs)
+    param = getattr(student, "weight", None)
+    shape = np.shape(getattr(param, "data", None))
+    reference.torch_weight = torch_weight(shape, reference.weight.shape)
+    if not reference.torch_weight:
+        copy_parameter("Conv2d", student, reference, "weight")
+        return student, reference
+    param.data = reference.weight.data.transpose(1, 0, 2, 3).copy()
+    if np.shape(getattr(param, "grad", None)) != shape:
+        fail(f"Your Conv2d.weight.grad should be an array of zeros of the weight's shape {shape} "
+             "after construction.")
+    return student, reference
+
+
+def param_grad(student, reference, param: str) -> np.ndarray:
+    """The student's ``param.grad``, in the course's layout."""
+    got = as_array(f"Conv2d.{param}.grad ({SYMBOLS[param]})",
+                   getattr(getattr(student, param), "grad", None))
+    if param == "weight" and reference.torch_weight and got.ndim == 4:
+        return got.transpose(1, 0, 2, 3)
+    return got
 
 
 def in_layout(layout: Layout | None, grad_output: np.ndarray) -> np.ndarray:

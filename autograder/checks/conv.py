@@ -19,7 +19,10 @@ from autograder.checks._conv_layouts import Layout, laid_out
 from autograder.checks._conv_own import (
     on_own_col2im, on_own_im2col, own_forward_gradient, passes,
 )
-from autograder.checks._conv_runs import PARAMS, Judged, Run, in_layout, one_pass, pair
+from autograder.checks._conv_layouts import torch_weight_message
+from autograder.checks._conv_runs import (
+    PARAMS, SYMBOLS, Judged, Run, in_layout, one_pass, pair, param_grad,
+)
 from autograder.checks._conv_signatures import (
     bias_axis_hint, bias_signatures, forward_signatures, input_signatures, raised_hint,
     weight_signatures,
@@ -36,7 +39,6 @@ from course.testing.failure import CheckFailure, fail
 CASES = (ConvCase(2, 3, 4, 5, 6, 3, seed=0), ConvCase(1, 1, 2, 4, 4, 2, seed=1),
          ConvCase(3, 2, 3, 6, 5, 3, seed=2, bias=False), ConvCase(2, 2, 1, 3, 3, 3, seed=3))
 LARGE = ConvCase(2, 2, 2, 4, 4, 2, seed=4, scale=1e3)
-SYMBOLS = {"weight": "dL/dW", "bias": "dL/db"}
 
 
 def layers(Conv2d, cases: tuple[ConvCase, ...]):
@@ -111,6 +113,8 @@ def conv2d_forward(Conv2d, im2col):
     judged, im2col_wrong = Judged(), fails(expect_im2col, im2col)
     for case, student, reference, x, _ in layers(Conv2d, CASES + (LARGE,)):
         weight, bias = filters(reference)
+        if reference.torch_weight:
+            fail(torch_weight_message(weight.shape))
         try:
             got = student_forward(student, x, case)
         except CheckFailure as failure:
@@ -198,19 +202,13 @@ def conv2d_backward_input(Conv2d, col2im):
 
 
 # ---------------------------------------------------------------------------- dL/dW, dL/db
-def param_grad(student, param: str) -> np.ndarray:
-    symbol = SYMBOLS[param]
-    return as_array(f"Conv2d.{param}.grad ({symbol})",
-                    getattr(getattr(student, param), "grad", None))
-
-
 def expect_param_grad(student, reference, case: ConvCase, run: Run, param: str,
                       relay) -> None:
     """One parameter's .grad after a forward and a backward (read even if backward raised
     after adding it), against the reference's or explained by the student's own wrong forward
     or by their forward's layout."""
     x, grad_output = case.inputs()
-    got, expected = param_grad(student, param), getattr(reference, param).grad
+    got, expected = param_grad(student, reference, param), getattr(reference, param).grad
     loss, probe, restore = forward_loss(student, x, grad_output, param)
     try:
         if passes(got, expected, (own_forward_gradient(forward_wrong(student, reference, x),
@@ -238,8 +236,8 @@ def expect_param_grads(Conv2d, case: ConvCase, judged: Judged) -> Layout | None:
     layout = None if run.y is None else laid_out(run.y, reference.forward(case.inputs()[0]))
 
     def right(s, r, again) -> bool:
-        return all(getattr(r, name) is None or passes(param_grad(s, name), getattr(r, name).grad,
-                                                      ()) for name in PARAMS)
+        return all(getattr(r, name) is None
+                   or passes(param_grad(s, r, name), getattr(r, name).grad, ()) for name in PARAMS)
     for param in PARAMS:
         if getattr(reference, param) is not None:
             expect_param_grad(student, reference, case, run, param,

@@ -24,11 +24,11 @@ from autograder.checks._conv_layouts import laid_out
 from autograder.checks._conv_own import (
     Excuse, on_own_col2im, on_own_im2col, own_forward_gradient, passes,
 )
-from autograder.checks._conv_runs import Judged, Run, in_layout, one_pass, pair
+from autograder.checks._conv_runs import Judged, Run, in_layout, one_pass, pair, param_grad
 from autograder.checks._conv_signatures import (
     bias_axis_hint, forward_signatures, input_signatures, raised_hint, weight_signatures,
 )
-from autograder.checks.conv import filters, forward_loss, forward_wrong, param_grad, verdict
+from autograder.checks.conv import filters, forward_loss, forward_wrong, verdict
 from autograder.checks.conv_functions import expect_col2im, expect_im2col, fails
 from autograder.registry import check
 from course.testing._trusted import asarray
@@ -195,7 +195,7 @@ class Case:
             return None
         student, _ = pair(self.Conv2d, self.case)
         run, _ = _quantities(student, self.x, in_layout(layout, self.grad_output))
-        return run, param_grad(student, "weight")
+        return run, param_grad(student, self.reference, "weight")
 
     def forward(self) -> None:
         got, expected = self.run.y, self.expected_y
@@ -230,7 +230,7 @@ class Case:
                lambda: verdict(self.student, self.x, self.grad_output, got))
 
     def weight_grad(self) -> None:
-        got = param_grad(self.student, "weight")
+        got = param_grad(self.student, self.reference, "weight")
         expected = self.reference.weight.grad
         loss, probe, restore = forward_loss(self.student, self.x, self.grad_output, "weight")
         try:

@@ -199,6 +199,20 @@ class ConvSqueezed(_Steps):
         return np.squeeze(super().shaped(y, n, oh, ow))
 
 
+class ConvWeightTorchLayout(_Steps):
+    """The weight in PyTorch's (O, C, k, k) layout, used consistently."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight = nn.Parameter(self.weight.data.transpose(1, 0, 2, 3).copy())
+
+    def matrix(self):
+        return self.weight.data.reshape(self.out_channels, -1).T
+
+    def weight_grad(self, g):
+        return (self.cols.T @ g).T.reshape(self.weight.data.shape)
+
+
 class ConvBiasOnLastAxis(_Steps):
     """The bias added after the output is laid out (N, O, OH, OW): it broadcasts on OW."""
 
@@ -451,6 +465,8 @@ MUTANTS = [
            "output (N, OH, OW, O), backward taking its gradient in that layout"),
     Mutant("conv_squeezed", "Conv2d", ConvSqueezed, "np.squeeze",
            "np.squeeze of the output: a batch of one loses its batch axis"),
+    Mutant("conv_weight_torch_layout", "Conv2d", ConvWeightTorchLayout, "PyTorch's layout",
+           "weight of shape (O, C, k, k), used consistently"),
     Mutant("conv_bias_on_last_axis", "Conv2d", ConvBiasOnLastAxis, "last axis",
            "the bias added to the (N, O, OH, OW) output, broadcast along OW"),
     Mutant("conv_col2im_overwrites", "Conv2d", ConvCol2imOverwrites, "np.add.at",
