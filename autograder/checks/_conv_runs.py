@@ -42,7 +42,9 @@ class Run:
         return self.y is not None or self.dx is not None
 
 
-def _attempt(what: str, function, *args) -> tuple[np.ndarray | None, str | None]:
+def attempt(what: str, function, *args) -> tuple[np.ndarray | None, str | None]:
+    """``function(*args)`` as an array, or None and the failure's message (``what`` names the
+    value; its first word, the call)."""
     try:
         return as_array(what, call(what.split(" ")[0], function, *args)), None
     except CheckFailure as failure:
@@ -52,19 +54,19 @@ def _attempt(what: str, function, *args) -> tuple[np.ndarray | None, str | None]
 def one_pass(student, x: np.ndarray, grad_output: np.ndarray) -> Run:
     """``student.forward(x)``, then ``student.backward(grad_output)`` whatever forward did."""
     given, _ = placed(x, student)
-    y, y_failure = _attempt("Conv2d.forward output", student.forward, given)
-    dx, dx_failure = _attempt("Conv2d.backward return value (dL/dx)",
+    y, y_failure = attempt("Conv2d.forward output", student.forward, given)
+    dx, dx_failure = attempt("Conv2d.backward return value (dL/dx)",
                               method(student, "backward"), grad_output.copy())
     return Run(y, y_failure, dx, dx_failure)
 
 
-def pair(Conv2d, case: ConvCase):
-    """The student's layer and the reference's, with the same (the reference's) filters: a
-    weight in PyTorch's ``(O, C, k, k)`` layout gets them in that layout, which the forward
-    cell costs (the reference's ``torch_weight`` says so)."""
+def pair(Conv2d, case: ConvCase, **extra):
+    """The student's layer and the reference's (``extra``: more arguments, a dtype), with the
+    same (the reference's) filters: a weight in PyTorch's ``(O, C, k, k)`` layout gets them in
+    that layout, which the forward cell costs (the reference's ``torch_weight`` says so)."""
     args, kwargs = case.layer_args
     student, reference = twins("Conv2d", Conv2d, ref.Conv2d, *args, params=("bias",),
-                               seed=case.seed, **kwargs)
+                               seed=case.seed, **kwargs, **extra)
     param = getattr(student, "weight", None)
     shape = np.shape(getattr(param, "data", None))
     reference.torch_weight = torch_weight(shape, reference.weight.shape)

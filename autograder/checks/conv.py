@@ -11,6 +11,8 @@ the layout the student's forward returned (``_conv_layouts``). A wrong value is 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from autograder.checks._calls import INPUT_CHANGED, expect_unchanged, placed
@@ -21,8 +23,9 @@ from autograder.checks._conv_own import (
 )
 from autograder.checks._conv_layouts import torch_weight_message
 from autograder.checks._conv_runs import (
-    PARAMS, SYMBOLS, Judged, Run, in_layout, one_pass, pair, param_grad,
+    PARAMS, SYMBOLS, Judged, Run, attempt, in_layout, one_pass, pair, param_grad,
 )
+from autograder.checks._conv_usage import expect_float32, expect_latest
 from autograder.checks._conv_signatures import (
     bias_axis_hint, bias_signatures, forward_signatures, input_signatures, raised_hint,
     weight_signatures,
@@ -39,6 +42,8 @@ from course.testing.failure import CheckFailure, fail
 CASES = (ConvCase(2, 3, 4, 5, 6, 3, seed=0), ConvCase(1, 1, 2, 4, 4, 2, seed=1),
          ConvCase(3, 2, 3, 6, 5, 3, seed=2, bias=False), ConvCase(2, 2, 1, 3, 3, 3, seed=3))
 LARGE = ConvCase(2, 2, 2, 4, 4, 2, seed=4, scale=1e3)
+FLOAT32 = ConvCase(2, 2, 3, 5, 6, 3, padding=1, seed=12)
+PRECISE = 1e-10     # of the output's size: float64 work is ~1e-15 off, float32 columns ~1e-7
 
 
 def layers(Conv2d, cases: tuple[ConvCase, ...]):
@@ -91,6 +96,28 @@ def verdict(student, x: np.ndarray, grad_output: np.ndarray, got: np.ndarray,
         restore()
 
 
+# ---------------------------------------------------------------------------- float32
+def float32_pass(Conv2d):
+    """A layer built with dtype=np.float32 after one pass on float32 inputs, and that pass."""
+    student, reference = pair(Conv2d, FLOAT32, dtype=np.float32)
+    x, grad_output = (a.astype(np.float32) for a in FLOAT32.inputs())
+    return student, reference, one_pass(student, x, grad_output)
+
+
+FLOAT32_LAYER = "Conv2d(2, 3, 3, padding=1, dtype=np.float32)"
+
+
+def expect_float64_work(got: np.ndarray, expected: np.ndarray, case: ConvCase) -> None:
+    """A float64 layer computes in float64: its output agrees with the reference to rounding."""
+    error = float(asarray(got - expected).__abs__().max())
+    size = float(asarray(expected).__abs__().max()) + 1.0
+    if error > PRECISE * size:
+        fail(f"Conv2d.forward output ({case}) agrees with the reference to {error / size:.1e} "
+             "of its size only, as float32 arithmetic does: a float64 layer computes in "
+             "float64. Keep the input's dtype in im2col and the filter matrix (no "
+             ".astype(np.float32)).")
+
+
 # ---------------------------------------------------------------------------- forward
 def student_forward(student, x: np.ndarray, case: ConvCase) -> np.ndarray:
     """The student's output for ``x`` (their input left unchanged), or a failure that names
@@ -130,7 +157,12 @@ def conv2d_forward(Conv2d, im2col):
         if got.dtype != expected.dtype:
             fail(f"Conv2d.forward returned dtype {got.dtype} for a {x.dtype} input; keep the "
                  f"input's dtype ({expected.dtype}).")
+        if got.shape == expected.shape and close(got, expected):
+            expect_float64_work(got, expected, case)
     judged.done("Conv2d.forward")
+    if not im2col_wrong():      # an im2col that casts is that cell's mistake
+        expect_float32(f"{FLOAT32_LAYER}.forward output", float32_pass(Conv2d)[2].y,
+                       "layer and input")
 
 
 # ---------------------------------------------------------------------------- backward
@@ -199,6 +231,9 @@ def conv2d_backward_input(Conv2d, col2im):
     for case in CASES:
         expect_input_grad(Conv2d, case, judged, col2im, col2im_wrong)
     judged.done("Conv2d.backward")
+    if not col2im_wrong():      # a col2im that casts is that cell's mistake
+        expect_float32(f"{FLOAT32_LAYER}.backward's dL/dx", float32_pass(Conv2d)[2].dx,
+                       "layer and input")
 
 
 # ---------------------------------------------------------------------------- dL/dW, dL/db
@@ -267,3 +302,24 @@ def conv2d_backward_params(Conv2d):
     x, grad_output = case.inputs()
     expect_accumulation("Conv2d", student, once, x, in_layout(layouts[case], grad_output),
                         PARAMS, "Conv2d.backward's dL/dW and dL/db", tolerant_pass)
+    expect_latest_forward(Conv2d, case, layouts[case])
+    student, reference, _ = float32_pass(Conv2d)
+    for param in PARAMS:
+        expect_float32(f"{FLOAT32_LAYER}.{param}.grad", param_grad(student, reference, param),
+                       "layer and input")
+
+
+def expect_latest_forward(Conv2d, case: ConvCase, layout: Layout | None) -> None:
+    """forward(x1), forward(x), backward(G): dL/dW is the student's own for x alone."""
+    x, grad_output = case.inputs()
+    x1 = replace(case, seed=case.seed + 100).inputs()[0]
+    grad_output = in_layout(layout, grad_output)
+
+    def weight_grad(*inputs: np.ndarray) -> np.ndarray:
+        student, reference = pair(Conv2d, case)
+        for given in inputs[:-1]:
+            attempt("Conv2d.forward output", student.forward, placed(given, student)[0])
+        one_pass(student, inputs[-1], grad_output)
+        return param_grad(student, reference, "weight")
+    expect_latest("Conv2d.weight.grad (dL/dW)", weight_grad(x1, x), weight_grad(x),
+                  lambda: weight_grad(x1))

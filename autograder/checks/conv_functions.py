@@ -16,6 +16,7 @@ from autograder.checks._conv_cases import (
     ConvCase, fancy_add, offsets_without_stride, reference_conv, rows,
 )
 from autograder.checks._conv_signatures import conv_signatures, raised_hint, size_hints
+from autograder.checks._conv_usage import expect_float32
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import as_array, expect_close
@@ -120,6 +121,9 @@ def expect_im2col(im2col) -> None:
             raise raised_hint(failure, size_hints(*shape, kernel, stride)) from None
         expect_close(f"im2col(x, {kernel}, stride={stride})", got, nn.im2col(x, kernel, stride),
                      f"x of shape {shape}", _im2col_signatures(x, kernel, stride))
+    x = rng.standard_normal(WINDOW_CASES[0][0]).astype(np.float32)
+    expect_float32("im2col(x, 3) of a float32 x", call("im2col", im2col, x, 3, stride=1),
+                   "input")
 
 
 # ---------------------------------------------------------------------------- col2im
@@ -174,3 +178,7 @@ def expect_col2im(col2im, im2col=None) -> None:
         except CheckFailure as failure:
             note = "" if im2col is None else _im2col_note(im2col, shape, kernel, stride)
             raise CheckFailure(str(failure) + note) from None
+    shape, kernel, stride = WINDOW_CASES[0]
+    cols = rng.standard_normal(nn.im2col(np.zeros(shape), kernel, stride).shape)
+    expect_float32("col2im of float32 cols", call("col2im", col2im, cols.astype(np.float32),
+                                                  shape, kernel, stride=stride), "cols")

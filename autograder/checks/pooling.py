@@ -13,11 +13,14 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from autograder.checks._calls import method, placed
+from autograder.checks._conv_runs import attempt
+from autograder.checks._conv_usage import expect_float32, expect_latest
 from autograder.checks._modules import expect_input_grad, forward_pair
 from autograder.integrity import check_instance
 from autograder.registry import check
-from autograder.sandbox import construct
-from course.testing.compare import expect_close
+from autograder.sandbox import call, construct
+from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, scaled, when
 from course.testing.failure import CheckFailure
 from minitorch_ref import nn as ref
@@ -86,6 +89,34 @@ def _pair(Pool: type, reference_cls: type, case: PoolCase):
         student = construct(Pool, case.kernel, stride=case.stride_arg)
     check_instance(name, student)
     return student, reference_cls(case.kernel, case.stride_arg)
+
+
+# ---------------------------------------------------------------------------- how it is used
+def _float32_pass(name: str, Pool: type, reference_cls: type, case: PoolCase) -> tuple:
+    """The output and dL/dx of the student's layer on float32 inputs (None where it failed)."""
+    student, _ = _pair(Pool, reference_cls, case)
+    x, grad_output = case.x.astype(np.float32), case.grad_output.astype(np.float32)
+    y, _ = attempt(f"{name}.forward output", student.forward, placed(x, student)[0])
+    dx, _ = attempt(f"{name}.backward return value (dL/dx)", method(student, "backward"),
+                    grad_output)
+    return y, dx
+
+
+def _expect_latest(name: str, Pool: type, reference_cls: type, case: PoolCase,
+                   resized: bool = False) -> None:
+    """forward(x1) (another batch, of another size if ``resized``), forward(x), backward(G):
+    dL/dx is the student's own for x alone."""
+    x1 = np.concatenate([case.x] * 2) if resized else case.x[..., ::-1].copy()
+
+    def input_grad(*inputs: np.ndarray) -> np.ndarray:
+        student, _ = _pair(Pool, reference_cls, case)
+        for given in inputs:
+            call(f"{name}.forward", student.forward, placed(given, student)[0])
+        return as_array(f"{name}.backward return value (dL/dx)",
+                        call(f"{name}.backward", method(student, "backward"),
+                             case.grad_output.copy()))
+    expect_latest(f"{name}.backward's dL/dx", input_grad(x1, case.x), input_grad(case.x),
+                  lambda: input_grad(x1))
 
 
 # ---------------------------------------------------------------------------- routes
@@ -185,6 +216,10 @@ def maxpool2d_forward(MaxPool2d):
             got, expected = forward_pair("MaxPool2d", student, reference, case.x)
             expect_close("MaxPool2d.forward output", got, expected, str(case),
                          _forward_signatures(case))
+    case = _cases("normal", 30)[1]
+    with told("MaxPool2d", case):
+        expect_float32("MaxPool2d.forward output", _float32_pass(
+            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[0], "input")
 
 
 @check
@@ -197,6 +232,11 @@ def maxpool2d_backward(MaxPool2d):
                 student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
                 expect_input_grad("MaxPool2d", student, reference, case.x, case.grad_output,
                                   case, _max_signatures(case), fd=fd)
+    case = _cases("normal", 31)[1]
+    with told("MaxPool2d", case):
+        expect_float32("MaxPool2d.backward's dL/dx", _float32_pass(
+            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[1], "input and gradient")
+        _expect_latest("MaxPool2d", MaxPool2d, ref.MaxPool2d, case)
 
 
 # ---------------------------------------------------------------------------- AvgPool2d
@@ -234,3 +274,9 @@ def avgpool2d(AvgPool2d):
                          _avg_signatures(case))
             expect_input_grad("AvgPool2d", student, reference, case.x, case.grad_output, case,
                               _avg_signatures(case))
+    case = _cases("normal", 32)[1]
+    with told("AvgPool2d", case):
+        for quantity, value in zip(("AvgPool2d.forward output", "AvgPool2d.backward's dL/dx"),
+                                   _float32_pass("AvgPool2d", AvgPool2d, ref.AvgPool2d, case)):
+            expect_float32(quantity, value, "input")
+        _expect_latest("AvgPool2d", AvgPool2d, ref.AvgPool2d, case, resized=True)

@@ -106,7 +106,7 @@ class ConvStrideIgnoredInBackward(_Steps):
         k, s = self.kernel_size[0], self.stride[0]
         oh, ow = (h - k) // s + 1, (w - k) // s + 1
         grads = cols.reshape(n, oh, ow, c, k, k)
-        out = np.zeros(shape)
+        out = np.zeros(shape, dtype=cols.dtype)
         for p in range(k):
             for q in range(k):
                 out[:, :, p:p + oh, q:q + ow] += grads[..., p, q].transpose(0, 3, 1, 2)
@@ -172,7 +172,7 @@ class ConvCol2imOverwrites(_Steps):
     def scatter(self, cols, shape):
         positions = np.arange(int(np.prod(shape))).reshape(shape)
         index = nn.im2col(positions, self.kernel_size, self.stride)
-        out = np.zeros(int(np.prod(shape)))
+        out = np.zeros(int(np.prod(shape)), dtype=cols.dtype)
         out[index] += cols
         return out.reshape(shape)
 
@@ -219,6 +219,31 @@ class ConvBiasOnLastAxis(_Steps):
     def forward(self, x):
         y = super().forward(x)
         return y if self.bias is None else y - self.bias.data[:, None, None] + self.bias.data
+
+
+class ConvKeepsFirstWindows(_Steps):
+    """Saves the windows of the first forward only (``if self.cols is None``)."""
+
+    def forward(self, x):
+        first = getattr(self, "cols", None)
+        y = super().forward(x)
+        self.cols = self.cols if first is None else first
+        return y
+
+
+class ConvOutputFloat64(_Steps):
+    def forward(self, x):
+        return super().forward(x).astype(np.float64)
+
+
+class ConvInputGradFloat64(_Steps):
+    def scatter(self, cols, shape):
+        return super().scatter(cols, shape).astype(np.float64)
+
+
+class ConvFloat32Columns(_Steps):
+    def rows(self, padded):
+        return super().rows(padded).astype(np.float32)
 
 
 class ConvWithoutBias(_Steps):
@@ -397,6 +422,32 @@ class MaxPoolStrideIgnored(nn.MaxPool2d):
         return _windows(np.asarray(x), k, 1).max(axis=(-2, -1))
 
 
+class MaxPoolKeepsFirstArgmax(nn.MaxPool2d):
+    def forward(self, x):
+        first = self.argmax
+        y = super().forward(x)
+        self.argmax = self.argmax if first is None else first
+        return y
+
+
+class MaxPoolBackwardFloat64(nn.MaxPool2d):
+    def backward(self, grad_output):
+        return super().backward(grad_output).astype(np.float64)
+
+
+class AvgPoolKeepsFirstShape(nn.AvgPool2d):
+    def forward(self, x):
+        first = self.input_shape
+        y = super().forward(x)
+        self.input_shape = self.input_shape if first is None else first
+        return y
+
+
+class AvgPoolBackwardFloat64(nn.AvgPool2d):
+    def backward(self, grad_output):
+        return super().backward(grad_output).astype(np.float64)
+
+
 class _AvgSpread(nn.AvgPool2d):
     """AvgPool2d whose backward gives each window's share to its pixels, window by window."""
 
@@ -476,6 +527,14 @@ MUTANTS = [
                                    "there as well"),)),
     Mutant("conv_grads_assigned", "Conv2d", ConvGradsAssigned, "instead of `+=`",
            "weight.grad = ..., not +="),
+    Mutant("conv_keeps_first_windows", "Conv2d", ConvKeepsFirstWindows,
+           "what the first forward saved", "self.cols saved at the first forward only"),
+    Mutant("conv_output_float64", "Conv2d", ConvOutputFloat64, "stays in float32",
+           "a float32 layer's output cast to float64"),
+    Mutant("conv_input_grad_float64", "Conv2d", ConvInputGradFloat64, "stays in float32",
+           "a float32 layer's dL/dx in float64"),
+    Mutant("conv_float32_columns", "Conv2d", ConvFloat32Columns, "as float32 arithmetic does",
+           "im2col's columns cast to float32 in a float64 layer"),
     Mutant("conv_without_bias", "Conv2d", ConvWithoutBias, "bias is missing",
            "forward forgets the bias"),
     Mutant("naive_kernel_flipped", "conv2d_naive", naive_kernel_flipped, "kernel is flipped",
@@ -527,6 +586,14 @@ MUTANTS = [
            also=(("maxpool2d_backward", "a forward that pools every stride-1 window saves no "
                                         "maxima for the windows asked for, so backward has "
                                         "nothing to route"),)),
+    Mutant("maxpool_keeps_first_argmax", "MaxPool2d", MaxPoolKeepsFirstArgmax,
+           "what the first forward saved", "the maxima's positions saved at the first forward only"),
+    Mutant("maxpool_backward_float64", "MaxPool2d", MaxPoolBackwardFloat64, "stays in float32",
+           "dL/dx of a float32 input in float64"),
+    Mutant("avgpool_keeps_first_shape", "AvgPool2d", AvgPoolKeepsFirstShape,
+           "what the first forward saved", "the input's shape saved at the first forward only"),
+    Mutant("avgpool_backward_float64", "AvgPool2d", AvgPoolBackwardFloat64, "stays in float32",
+           "dL/dx of a float32 input in float64"),
     Mutant("avgpool_backward_not_divided", "AvgPool2d", AvgPoolBackwardNotDivided,
            "k*k = ", "backward copies grad_output to every pixel"),
     Mutant("avgpool_backward_divided_by_k", "AvgPool2d", AvgPoolBackwardDividedByK, "divide by k*k",

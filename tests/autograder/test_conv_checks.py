@@ -132,7 +132,7 @@ class Conv2d(Conv2d):
         n, c, hp, wp = self.padded_shape
         oh, ow = grad_output.shape[2:]
         grads = (g @ self.filters().T).reshape(n, oh, ow, c, k, k)
-        out = np.zeros(self.padded_shape)
+        out = np.zeros(self.padded_shape, dtype=g.dtype)
         for i in range(oh):
             for j in range(ow):
                 out[:, :, i:i + k, j:j + k] += grads[:, i, j]
