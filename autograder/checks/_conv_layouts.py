@@ -2,9 +2,9 @@
 
 A layer whose output is laid out another way (channels last, ``np.squeeze`` of a batch of one,
 the product reshaped without moving the channels) or a weight in PyTorch's ``(O, C, k, k)``
-layout has the right numbers in other places: the forward cell costs it. The backward cells then give
-the student's backward its upstream gradient in the layout its own forward returned, and the
-stride and padding cells compare each output in the layout the student's own stride-1
+layout has the right numbers in other places: the forward cell costs it. The backward cells
+then give the student's backward its upstream gradient in the layout its own forward returned,
+and the stride and padding cells compare each output in the layout the student's own stride-1
 (unpadded) layer shows: what the graded calls returned decides the layout, no other call.
 """
 from __future__ import annotations

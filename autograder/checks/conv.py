@@ -1,13 +1,14 @@
 """Checks of the student's Conv2d at stride 1 without padding: forward, dL/dx, dL/dW and dL/db.
 
-The student's layer gets the reference twin's filters and both run on the same batches
-(several channels, non-square images, a kernel as large as the input, values ~1000). Each
-cell judges its own part (``_conv_own``): the forward built on the student's own im2col, dL/dx
-on their own col2im, and every gradient against finite differences of their own forward when
-that forward is wrong. A step that raises is a wrong step (``_conv_runs``): dL/dW and dL/db are
-judged though col2im raised after them, and the backward cells give backward its gradient in
-the layout the student's forward returned (``_conv_layouts``). A wrong value is matched against the classic mistakes
-(``_conv_signatures``) and compared with finite differences of the student's own forward.
+The student's layer gets the reference twin's filters and both run on the same batches (several
+channels, non-square images, a kernel as large as the input, values ~1000). Each cell judges
+its own part (``_conv_own``): the forward built on the student's own im2col, dL/dx on their own
+col2im, and every gradient against finite differences of their own forward when that forward is
+wrong. A step that raises is a wrong step (``_conv_runs``): dL/dW and dL/db are judged though
+col2im raised after them, and the backward cells give backward its gradient in the layout the
+student's forward returned (``_conv_layouts``). A wrong value is matched against the classic
+mistakes (``_conv_signatures``) and compared with finite differences of the student's own
+forward.
 """
 from __future__ import annotations
 

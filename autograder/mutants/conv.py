@@ -14,6 +14,25 @@ from autograder.mutants import Mutant
 from minitorch_ref import nn
 
 
+# ---------------------------------------------------------------------------- all layers
+def _keeping_first(base: type, saved: str) -> type:
+    """``base`` whose forward keeps what it saved as ``saved`` at its first call only."""
+    def forward(self, x):
+        first = getattr(self, saved, None)
+        y = base.forward(self, x)
+        if first is not None:
+            setattr(self, saved, first)
+        return y
+    return type(f"{base.__name__}KeepingFirst", (base,), {"forward": forward})
+
+
+def _backward_float64(base: type) -> type:
+    """``base`` whose backward returns dL/dx in float64 whatever its input's dtype."""
+    def backward(self, grad_output):
+        return base.backward(self, grad_output).astype(np.float64)
+    return type(f"{base.__name__}BackwardFloat64", (base,), {"backward": backward})
+
+
 # ---------------------------------------------------------------------------- Conv2d
 class _Steps(nn.Conv2d):
     """Conv2d in the notebook's steps, each a method a mutant can replace."""
@@ -221,16 +240,6 @@ class ConvBiasOnLastAxis(_Steps):
         return y if self.bias is None else y - self.bias.data[:, None, None] + self.bias.data
 
 
-class ConvKeepsFirstWindows(_Steps):
-    """Saves the windows of the first forward only (``if self.cols is None``)."""
-
-    def forward(self, x):
-        first = getattr(self, "cols", None)
-        y = super().forward(x)
-        self.cols = self.cols if first is None else first
-        return y
-
-
 class ConvOutputFloat64(_Steps):
     def forward(self, x):
         return super().forward(x).astype(np.float64)
@@ -422,32 +431,6 @@ class MaxPoolStrideIgnored(nn.MaxPool2d):
         return _windows(np.asarray(x), k, 1).max(axis=(-2, -1))
 
 
-class MaxPoolKeepsFirstArgmax(nn.MaxPool2d):
-    def forward(self, x):
-        first = self.argmax
-        y = super().forward(x)
-        self.argmax = self.argmax if first is None else first
-        return y
-
-
-class MaxPoolBackwardFloat64(nn.MaxPool2d):
-    def backward(self, grad_output):
-        return super().backward(grad_output).astype(np.float64)
-
-
-class AvgPoolKeepsFirstShape(nn.AvgPool2d):
-    def forward(self, x):
-        first = self.input_shape
-        y = super().forward(x)
-        self.input_shape = self.input_shape if first is None else first
-        return y
-
-
-class AvgPoolBackwardFloat64(nn.AvgPool2d):
-    def backward(self, grad_output):
-        return super().backward(grad_output).astype(np.float64)
-
-
 class _AvgSpread(nn.AvgPool2d):
     """AvgPool2d whose backward gives each window's share to its pixels, window by window."""
 
@@ -527,7 +510,7 @@ MUTANTS = [
                                    "there as well"),)),
     Mutant("conv_grads_assigned", "Conv2d", ConvGradsAssigned, "instead of `+=`",
            "weight.grad = ..., not +="),
-    Mutant("conv_keeps_first_windows", "Conv2d", ConvKeepsFirstWindows,
+    Mutant("conv_keeps_first_windows", "Conv2d", _keeping_first(_Steps, "cols"),
            "what the first forward saved", "self.cols saved at the first forward only"),
     Mutant("conv_output_float64", "Conv2d", ConvOutputFloat64, "stays in float32",
            "a float32 layer's output cast to float64"),
@@ -586,13 +569,15 @@ MUTANTS = [
            also=(("maxpool2d_backward", "a forward that pools every stride-1 window saves no "
                                         "maxima for the windows asked for, so backward has "
                                         "nothing to route"),)),
-    Mutant("maxpool_keeps_first_argmax", "MaxPool2d", MaxPoolKeepsFirstArgmax,
-           "what the first forward saved", "the maxima's positions saved at the first forward only"),
-    Mutant("maxpool_backward_float64", "MaxPool2d", MaxPoolBackwardFloat64, "stays in float32",
+    Mutant("maxpool_keeps_first_argmax", "MaxPool2d", _keeping_first(nn.MaxPool2d, "argmax"),
+           "what the first forward saved", "the maxima's places saved at the first forward only"),
+    Mutant("maxpool_backward_float64", "MaxPool2d", _backward_float64(nn.MaxPool2d),
+           "stays in float32",
            "dL/dx of a float32 input in float64"),
-    Mutant("avgpool_keeps_first_shape", "AvgPool2d", AvgPoolKeepsFirstShape,
+    Mutant("avgpool_keeps_first_shape", "AvgPool2d", _keeping_first(nn.AvgPool2d, "input_shape"),
            "what the first forward saved", "the input's shape saved at the first forward only"),
-    Mutant("avgpool_backward_float64", "AvgPool2d", AvgPoolBackwardFloat64, "stays in float32",
+    Mutant("avgpool_backward_float64", "AvgPool2d", _backward_float64(nn.AvgPool2d),
+           "stays in float32",
            "dL/dx of a float32 input in float64"),
     Mutant("avgpool_backward_not_divided", "AvgPool2d", AvgPoolBackwardNotDivided,
            "k*k = ", "backward copies grad_output to every pixel"),
