@@ -261,6 +261,42 @@ class ConvWithoutBias(_Steps):
         return y if self.bias is None else y - self.bias.data[:, None, None]
 
 
+class _Drawn(_Steps):
+    """Conv2d whose parameters come from ``draw(rng, bound)`` (weight, bias), from the
+    generator it is given; the reference's own draws use another one."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 rng=None, dtype=np.float64):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias,
+                         np.random.default_rng(0), dtype)
+        rng = np.random.default_rng() if rng is None else rng
+        weight, bias_values = self.draw(rng, 1 / np.sqrt(in_channels * kernel_size ** 2))
+        self.weight.data = weight.astype(dtype)
+        if self.bias is not None:
+            self.bias.data = bias_values.astype(dtype)
+
+    def draw(self, rng, bound):
+        shape = self.weight.data.shape
+        return rng.uniform(-bound, bound, size=shape), rng.uniform(-bound, bound, size=shape[1])
+
+
+class ConvInitBoundOverChannels(_Drawn):
+    def draw(self, rng, bound):
+        return super().draw(rng, 1 / np.sqrt(self.in_channels))
+
+
+class ConvInitBiasFirst(_Drawn):
+    def draw(self, rng, bound):
+        bias = rng.uniform(-bound, bound, size=self.out_channels)
+        return rng.uniform(-bound, bound, size=self.weight.data.shape), bias
+
+
+class ConvInitDtypeIgnored(_Drawn):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight.data = self.weight.data.astype(np.float64)
+
+
 # ---------------------------------------------------------------------------- functions
 def _naive(x, weight, bias, stride, padding, flip=False, pads=None, window_step=None):
     """The naive loops, with one of their classic mistakes switched on."""
@@ -518,6 +554,12 @@ MUTANTS = [
            "a float32 layer's dL/dx in float64"),
     Mutant("conv_float32_columns", "Conv2d", ConvFloat32Columns, "as float32 arithmetic does",
            "im2col's columns cast to float32 in a float64 layer"),
+    Mutant("conv_init_bound_over_channels", "Conv2d", ConvInitBoundOverChannels,
+           "fan-in of a filter is C*K*K", "U(+-1/sqrt(C)): the kernel's K*K left out"),
+    Mutant("conv_init_bias_first", "Conv2d", ConvInitBiasFirst, "bias is drawn before",
+           "the bias drawn from the rng before the weight"),
+    Mutant("conv_init_dtype_ignored", "Conv2d", ConvInitDtypeIgnored, ".astype(dtype)",
+           "the weight kept in float64 whatever the dtype"),
     Mutant("conv_without_bias", "Conv2d", ConvWithoutBias, "bias is missing",
            "forward forgets the bias"),
     Mutant("naive_kernel_flipped", "conv2d_naive", naive_kernel_flipped, "kernel is flipped",

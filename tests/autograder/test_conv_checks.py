@@ -11,7 +11,7 @@ from autograder.mutants.conv import MUTANTS
 from students import (MODULES, assert_mutants_cover, assert_says, family, family_tests, grade,
                       grade_student, notebook, solution_source)
 
-FAMILY = family("conv", "conv_functions", "conv_layout", "pooling")
+FAMILY = family("conv", "conv_functions", "conv_init", "conv_layout", "pooling")
 CONV_CELLS = ("conv2d_forward", "conv2d_backward_input", "conv2d_backward_params",
               "conv2d_stride", "conv2d_padding")
 # The notebook's read-only input checks and its solution cells, on the students' Module.
@@ -22,7 +22,7 @@ SOLUTION = MODULES + "\nfrom numpy.lib.stride_tricks import sliding_window_view\
 
 def test_family_has_the_expected_checks():
     assert set(FAMILY) == {
-        "conv2d_naive_values", "im2col_rows", "col2im_adds_overlaps", *CONV_CELLS,
+        "conv2d_naive_values", "im2col_rows", "col2im_adds_overlaps", "conv2d_init", *CONV_CELLS,
         "maxpool2d_forward", "maxpool2d_backward", "avgpool2d"}
     assert registry.CHECKS["conv2d_forward"].targets == ("Conv2d", "im2col")
     assert registry.CHECKS["conv2d_stride"].targets == ("Conv2d", "im2col", "col2im")
