@@ -1,21 +1,31 @@
-"""Solution cells that copy the reference are flagged for review and listed in the class report.
+"""Solution cells that copy the reference are flagged for review and listed in the class report,
+and pairs of near-identical solution cells are shown side by side.
 
 The attack: unit 03's ``Linear``, ``xavier_normal_`` and ``kaiming_normal_`` are in release/04's
-provided cell; pasted into unit 03's solution cells they score 20/20 with no code written.
-The grade stays (a student may write what the reference writes); the ledger flags the cells.
+provided cell (and every later release's); pasted into unit 03's solution cells they score full
+marks with no code written, and with one type annotation added per cell the old flag (every
+normal-form statement present) missed them. The grade stays (a student may write what the
+reference writes); the ledger flags the cells.
+
+Measured (``copies.THRESHOLD`` = 0.7): the pastes from every later release, disguised in every
+way of ``disguises``, cover all of the reference cell (1.0); the honest solutions of
+``honest`` at most 0.47.
 """
 from __future__ import annotations
 
 import ast
 import copy
+import functools
 import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder.notebooks.units import ROOT, Unit, minitorch, nbgrader, read
-from autograder.pipeline.ledger import copies
+import disguises
+import honest
+from autograder.notebooks.units import ROOT, Unit, minitorch, nbgrader, read, units
+from autograder.pipeline.ledger import copies, fingerprints
 from autograder.pipeline.term import report
 from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.ledger.grade import grade
@@ -65,7 +75,7 @@ def without_comments_and_docstrings(code: str) -> str:
     tree = ast.parse(code)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and copies._is_bare_string(body[0]):
+        if isinstance(body, list) and body and fingerprints.is_bare_string(body[0]):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree).replace("    ", "  ")
 
@@ -106,11 +116,93 @@ def test_the_untouched_release_and_an_honest_solution_are_not_flagged():
     assert flagged(handed_in({"linear": HONEST_LINEAR})) == []
 
 
+def test_the_annotated_paste_from_a_later_release_is_flagged():
+    """The issue's attack: unit 03's reference from release/13's provided cell, one type
+    annotation added per cell."""
+    pasted = {cell: disguises.annotated(code) for cell, code in carried(UNIT, "13_conv").items()}
+    assert flagged(handed_in(pasted)) == ["linear", "init"]
+
+
+@pytest.mark.parametrize("disguise", sorted(disguises.DISGUISES))
+def test_renamed_reordered_and_padded_pastes_are_flagged(disguise):
+    hide = disguises.DISGUISES[disguise]
+    assert flagged(handed_in({cell: hide(code) for cell, code in provided_by_release_04().items()})) \
+        == ["linear", "init"]
+
+
+def _shapes(code: str) -> dict[tuple, str]:
+    """The top-level functions and classes of ``code`` by name (a class: and its methods)."""
+    return {(n.name, tuple(m.name for m in n.body if isinstance(m, ast.FunctionDef))
+             if isinstance(n, ast.ClassDef) else ()): ast.get_source_segment(code, n)
+            for n in ast.parse(code).body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+
+
+@functools.cache
+def _provided(later: str) -> dict[tuple, str]:
+    return {shape: code for cell in read(Unit(later).release).cells
+            if minitorch(cell).get("provided_from") for shape, code in _shapes(cell.source).items()}
+
+
+@functools.cache
+def _solutions(unit: str) -> dict[str, dict[tuple, str]]:
+    """The shapes of each solution cell of some size of ``unit``'s source."""
+    sizes = {cell: found.nodes for cell, found in copies.reference(read(Unit(unit).source)).items()}
+    return {nbgrader(cell)["grade_id"]: _shapes(cell.source) for cell in read(Unit(unit).source).cells
+            if nbgrader(cell).get("solution") and sizes[nbgrader(cell)["grade_id"]] >= copies.MIN_NODES}
+
+
+def carried(unit: str, later: str) -> dict[str, str]:
+    """The solution cells of ``unit`` of some size that release ``later``'s provided cells
+    carry (grade id: their code there): the same top-level functions and classes, a class
+    with the same methods (unit 06's cells each extend ``Module`` with a few)."""
+    provided = _provided(later)
+    return {cell: "\n\n\n".join(provided[shape] for shape in wanted)
+            for cell, wanted in _solutions(unit).items()
+            if wanted and all(shape in provided for shape in wanted)}
+
+
+def pastes() -> list[tuple[str, str, str, str]]:
+    """(unit, later release, cell, code) for every cell of some size a later release carries."""
+    names = [unit.name for unit in units()]
+    return [(unit, later, cell, code) for i, unit in enumerate(names) for later in names[i + 1:]
+            for cell, code in carried(unit, later).items()]
+
+
+def test_every_paste_from_every_later_release_is_flagged_however_disguised():
+    """Every later release's provided cells, every carried cell, all the disguises at once.
+    Only the pasted cell's code is read: the rest of the notebook is the release's, whose
+    k-grams the comparison leaves out."""
+    found = pastes()
+    assert len({(unit, cell) for unit, _, cell, _ in found}) >= 25 and len(found) >= 150
+    solutions = {unit: copies.reference(read(Unit(unit).source), copies.given(read(Unit(unit).release)))
+                 for unit in {unit for unit, *_ in found}}
+    shares = {(unit, later, cell): copies.similarities(
+                  copies.cell_print(disguises.everything(code)).hashes, solutions[unit])[cell]
+              for unit, later, cell, code in found}
+    assert min(shares.values()) == 1.0
+
+
+def test_honest_solutions_are_not_flagged_and_stay_clear_of_the_threshold():
+    """Written from the notebooks' text alone (``honest``): at most 0.47 of a reference cell
+    (unit 03's Linear, whose backward is the textbook's as the reference's), 0.23 below the
+    threshold."""
+    shares = {}
+    for unit in sorted({unit for unit, _ in honest.STUBS}):
+        solutions = copies.reference(read(Unit(unit).source), copies.given(read(Unit(unit).release)))
+        for i, nb in enumerate(honest.notebooks(unit)):
+            assert copies.copied(nb, read(Unit(unit).release), read(Unit(unit).source)) == []
+            shares.update({(unit, cell, i): share for cell, share in
+                           copies.similarities(copies.written(nb), solutions).items()
+                           if i < len(honest.STUBS.get((unit, cell), []))})
+    assert len(shares) == sum(map(len, honest.STUBS.values())) - 1   # MSELoss: under MIN_NODES
+    assert max(shares.values()) <= copies.THRESHOLD - 0.15
+
+
 def test_short_canonical_cells_are_never_flagged():
     """Unit 06's Sequential is three two-line loops an honest student writes as the reference
     does: under ``MIN_NODES``, even a verbatim copy is not flagged."""
     source, release = read(Unit("06_sequential").source), read(Unit("06_sequential").release)
-    sizes = {cell: sum(r.nodes for r in found) for cell, found in copies.reference(source).items()}
+    sizes = {cell: found.nodes for cell, found in copies.reference(source).items()}
     assert sizes["sequential"] < copies.MIN_NODES <= sizes["registration"]
     assert "sequential" not in copies.copied(source, release, source)
 
