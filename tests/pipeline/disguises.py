@@ -19,16 +19,19 @@ def _blocks(tree: ast.AST):
 
 
 def annotated(code: str) -> str:
-    """One type annotation added (the issue's attack: one per cell): to the first plain
-    assignment (``x: object = v``), else the first argument without one, else a return."""
+    """One type annotation added (the issue's attack: one per cell): to the last plain
+    assignment (``x: object = v``; the solution regions end the functions), else the first
+    argument without one, else a return."""
     tree = ast.parse(code)
-    for statements in _blocks(tree):
-        for i, node in enumerate(statements):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                    node.targets[0], (ast.Name, ast.Attribute)):
-                statements[i] = ast.AnnAssign(node.targets[0], ast.Name("object"), node.value,
-                                              int(isinstance(node.targets[0], ast.Name)))
-                return ast.unparse(ast.fix_missing_locations(tree))
+    plain = [(node.lineno, statements, i) for statements in _blocks(tree)
+             for i, node in enumerate(statements) if isinstance(node, ast.Assign)
+             and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute))]
+    if plain:
+        _, statements, i = max(plain, key=lambda found: found[0])
+        target = statements[i].targets[0]
+        statements[i] = ast.AnnAssign(target, ast.Name("object"), statements[i].value,
+                                      int(isinstance(target, ast.Name)))
+        return ast.unparse(ast.fix_missing_locations(tree))
     bare = [a for a in ast.walk(tree) if isinstance(a, ast.arg) and a.annotation is None
             and a.arg != "self"] + [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)]
     if isinstance(bare[0], ast.arg):

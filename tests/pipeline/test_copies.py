@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import html
 import json
 from pathlib import Path
 
@@ -57,6 +58,11 @@ class Linear(Module):
             self.bias.grad += grad_output.sum(axis=0)
         return grad_output @ self.weight.data.T
 '''
+
+
+# The honest Linear, its variables renamed, handed in by a friend (with markup in a comment).
+FRIEND = disguises.renamed(HONEST_LINEAR) + "\n# </pre><script>alert('friend')</script>\n"
+COPIERS = ("annotator", "hider", "paster")
 
 
 def provided_by_release_04() -> dict[str, str]:
@@ -216,8 +222,9 @@ def test_a_notebook_of_code_that_is_not_python_flags_nothing_and_does_not_fail()
 @pytest.fixture(scope="module")
 def pasted(tmp_path_factory, isolated_jupyter) -> tuple[Path, object]:
     """A scratch course with units 02-03; unit 03 handed in by a student who pasted release/04's
-    provided code, one who pasted it without comments or docstrings, an honest one and one
-    who handed in the release."""
+    provided code, one who pasted it without comments or docstrings, one who pasted it with a
+    type annotation per cell, an honest one, a friend who handed in the honest one's Linear
+    renamed (with markup in a comment) and one who handed in the release."""
     root = tmp_path_factory.mktemp("copies") / "course"
     assert make_course(root, ["02_gradients", UNIT]) == ["02_gradients", UNIT]
     release = read(Unit(UNIT, root).release)
@@ -226,7 +233,10 @@ def pasted(tmp_path_factory, isolated_jupyter) -> tuple[Path, object]:
         "paster": handed_in(paste, release),
         "hider": handed_in({cell: without_comments_and_docstrings(code) for cell, code in paste.items()},
                            release),
+        "annotator": handed_in({cell: disguises.annotated(code) for cell, code in paste.items()},
+                               release),
         "honest": handed_in({"linear": HONEST_LINEAR}, release),
+        "friend": handed_in({"linear": FRIEND}, release),
         "untouched": release,
     }
     for student, nb in notebooks.items():
@@ -241,12 +251,12 @@ def pasted(tmp_path_factory, isolated_jupyter) -> tuple[Path, object]:
 def test_the_grader_flags_the_pasted_cells_and_keeps_their_score(pasted):
     root, summary = pasted
     assert sorted(summary.copies) == sorted(f"{student}/{UNIT} ({cell})" for student in
-                                            ("paster", "hider") for cell in ("linear", "init"))
-    assert "4 solution cell(s) copy the reference, for review" in str(summary)
+                                            COPIERS for cell in ("linear", "init"))
+    assert "6 solution cell(s) copy the reference, for review" in str(summary)
     scores = {r.outcome.student: sum(s or 0 for s in r.outcome.scores[UNIT].values())
               for r in summary.results}
     # a flag, not a score: every point but the two questions', which the paste leaves unanswered
-    assert scores["paster"] == scores["hider"] == 18.0
+    assert scores["paster"] == scores["hider"] == scores["annotator"] == 18.0
     record = json.loads((root / "autograded" / "paster" / UNIT / ".grading.json").read_text())
     assert record["copies"] == [{"notebook": f"{UNIT}.ipynb", "cell": "linear"},
                                 {"notebook": f"{UNIT}.ipynb", "cell": "init"}]
@@ -258,9 +268,25 @@ def test_the_grader_flags_the_pasted_cells_and_keeps_their_score(pasted):
 def test_the_class_report_lists_the_copied_cells(pasted, tmp_path):
     root, _ = pasted
     assert sorted(report.collect(root).copies) == [
-        ("hider", UNIT, "init"), ("hider", UNIT, "linear"),
-        ("paster", UNIT, "init"), ("paster", UNIT, "linear")]
+        (student, UNIT, cell) for student in sorted(COPIERS) for cell in ("init", "linear")]
     page = report.write_report(root, tmp_path / "report.html").read_text()
     section = page[page.index("Solution cells that copy the reference"):]
     assert "<td>paster</td><td>03_module_linear</td><td>linear</td>" in section
-    assert "honest" not in section and "untouched" not in section
+    copies_only = section[:section.index("Students whose solution cells are near-identical")]
+    assert "honest" not in copies_only and "untouched" not in copies_only
+
+
+@pytest.mark.pipeline
+def test_the_class_report_shows_near_identical_cells_side_by_side_escaped(pasted, tmp_path):
+    """The friend's renamed copy of the honest Linear is the one pair: the copiers' cells
+    are all the reference's (listed as copies), the release's stubs are everyone's."""
+    root, _ = pasted
+    data = report.collect(root)
+    assert [(p.cell, p.students) for p in data.similar] == [("linear", ("friend", "honest"))]
+    assert data.similar[0].share >= copies.THRESHOLD
+    page = report.write_report(root, tmp_path / "report.html").read_text()
+    section = page[page.index("Students whose solution cells are near-identical"):]
+    assert "1 pair(s)" in section and "<th>friend</th><th>honest</th>" in section
+    assert html.escape("lambda *my_shape: Parameter(") in section      # the friend's cell
+    assert "draw = lambda *shape: Parameter(" in section               # beside the honest one's
+    assert "<script>" not in page and "&lt;/pre&gt;&lt;script&gt;" in section
