@@ -1,7 +1,7 @@
 """Pairs of students whose solution cells are near-identical: leads for the class report.
 
 For each solution cell of a unit, every two students' versions of it are compared with the
-copy flag's detector (``autograder.pipeline.ledger.fingerprints``: copydetect's winnowing on
+copy flag's detector (``autograder.pipeline.ledger.fingerprints``: copydetect's k-grams on
 Python's normal form, so renaming, layout, comments, annotations and added code hide
 nothing), leaving out the k-grams the release notebook holds. A pair is near-identical when
 each cell's own code is covered at least ``copies.THRESHOLD`` by the other's, and each holds
