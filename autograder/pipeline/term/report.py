@@ -169,7 +169,13 @@ def similar_section(data: ClassData) -> str:
         f"{html.escape(p.students[1])} ({p.share:.0%})</h3>\n<table class=\"pair\"><tr>"
         + "".join(f"<th>{html.escape(s)}</th>" for s in p.students) + "</tr><tr>"
         + "".join(f"<td><pre>{html.escape(code)}</pre></td>" for code in p.code) + "</tr></table>"
-        for p in data.similar)
+        for p in data.similar[:similar.SIDE_BY_SIDE])
+    more = "".join(f"<tr><td>{html.escape(p.unit)}</td><td>{html.escape(p.cell)}</td><td>"
+                   f"{html.escape(p.students[0])}</td><td>{html.escape(p.students[1])}</td>"
+                   f"<td>{p.share:.0%}</td></tr>" for p in data.similar[similar.SIDE_BY_SIDE:])
+    if more:
+        pairs += ("<h3>The other pairs</h3>\n<table><tr><th>unit</th><th>cell</th><th>student</th>"
+                  "<th>student</th><th>similarity</th></tr>" + more + "</table>")
     return ("<h2>Students whose solution cells are near-identical</h2>\n<p>"
             f"{len(data.similar)} pair(s). Each cell's code is covered {copies.THRESHOLD:.0%} or "
             "more by the other's (copydetect's fingerprints, names, layout, comments and "

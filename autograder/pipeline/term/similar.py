@@ -18,6 +18,7 @@ from autograder.pipeline.ledger import copies
 from autograder.pipeline.ledger.fingerprints import Print, containment
 
 SHOWN = 20_000     # characters of a cell shown in the report (the rest is cut)
+SIDE_BY_SIDE = 50  # the most similar pairs shown with their code; the others in a table
 MIN_SIZE = 120     # about copies.MIN_NODES syntax nodes: unit 06's Sequential (65) lexes to 109
 
 
@@ -39,7 +40,7 @@ def pairs(unit: str, cell: str, versions: dict[str, str], known: set[int],
     prints = {student: found for student, found in prints.items() if found.size >= MIN_SIZE}
     found = []
     for a, b in combinations(prints, 2):
-        if a in copied and b in copied:
+        if (a in copied and b in copied) or not prints[a].grams.keys() & prints[b].grams.keys():
             continue
         share = min(containment([prints[a]], prints[b].hashes),
                     containment([prints[b]], prints[a].hashes))
