@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.mutants import Mutant
+from autograder.mutants import Mutant, Variant
 from minitorch_ref import data, nn
 from minitorch_ref.sampling import next_token_probabilities as probabilities
 
@@ -171,7 +171,6 @@ def _draw(weights, rng):
 
 def sample_from_logits(logits, temperature=1.0, top_k=None, rng=None):
     rng = np.random.default_rng() if rng is None else rng
-    probabilities(logits, temperature, top_k)
     return _draw(np.asarray(logits, dtype=float), rng)
 
 
@@ -183,6 +182,20 @@ def sample_ignores_temperature(logits, temperature=1.0, top_k=None, rng=None):
     rng = np.random.default_rng() if rng is None else rng
     return _draw(probabilities(logits), rng)
 
+
+def sample_with_choice(logits, temperature=1.0, top_k=None, rng=None):
+    rng = np.random.default_rng() if rng is None else rng
+    probs = probabilities(logits, temperature, top_k)
+    rows = probs.reshape(-1, probs.shape[-1])
+    tokens = [rng.choice(len(row), p=row) for row in rows]
+    return np.array(tokens, dtype=np.int64).reshape(probs.shape[:-1])
+
+
+VARIANTS = [
+    Variant("sample_with_choice", "sample", sample_with_choice,
+            "rng.choice(V, p=row) row by row: numpy inverts the same cumulative distribution "
+            "with one rng.random() per row, so the tokens are the same"),
+]
 
 MUTANTS = [
     Mutant("tokenizer_boundary_last", "CharTokenizer", TokenizerBoundaryLast, "at index 0",
