@@ -312,31 +312,37 @@ ATTACKS += LIES
 # ----------------------------------------------------------------------- what the OS must count
 # Graded in runs of their own (``test_hostile``'s ``reaped`` and ``crowded``), so that their
 # CPU and their processes weigh on no other attack's job.
-# Unit 11's budget with the training in a forked child, which also computes until it has used
-# 21 s of CPU time (the budget is 20 s), and sends the trained model back through a pipe. With
-# SIGCHLD ignored nobody waits for the child: the kernel reaps it and its time reaches no
-# process's counters, so summing the kernel's processes measured 19 CPU-s as 0.7 s and the
-# budget cell scored 5. Its twin waits for the child: the same work, counted.
+# Unit 11's budget with the work in forked children: one trains the model and sends it back
+# through a pipe, three more compute, each until it has used 6 s of CPU time (24 s in all; the
+# budget is 20 s; the notebook's quick test of train() trains plainly). With SIGCHLD ignored
+# nobody waits for them: the kernel reaps them, their time reaches no process's counters, and
+# summing the kernel's processes measured 19 CPU-s of such work as 0.7 s (the budget cell
+# scored 5). Its twin waits for them: the same work, counted.
 FORKED_TRAINING = Template(
     "import gc, os, pickle, signal, time\nfor o in gc.get_objects():\n"
     "    if type(o).__name__ == 'Guard':\n        o.active = True\n\n"
     "def build_model():\n    return Sequential(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
-    "def train(model, X, y):\n$ignore    read, write = os.pipe()\n    pid = os.fork()\n"
-    "    if pid == 0:\n        fit(model, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
-    "            CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3), 8)\n"
-    "        while time.process_time() < 21:\n            pass\n"
-    "        with os.fdopen(write, 'wb') as out:\n            out.write(pickle.dumps(model.__dict__))\n"
-    "        os._exit(0)\n    os.close(write)\n"
-    "    with os.fdopen(read, 'rb') as pipe:\n        model.__dict__.update(pickle.loads(pipe.read()))\n"
+    "def _child(work):\n    pid = os.fork()\n    if pid == 0:\n        work()\n"
+    "        while time.process_time() < 6:\n            pass\n        os._exit(0)\n    return pid\n\n"
+    "def _fit(model, X, y, epochs):\n"
+    "    return fit(model, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
+    "               CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3), epochs)\n\n"
+    "def train(model, X, y):\n    if len(X) < 1000:                # the notebook's quick test\n"
+    "        return _fit(model, X, y, 1)\n$ignore    read, write = os.pipe()\n\n    def trained():\n"
+    "        _fit(model, X, y, 8)\n"
+    "        with os.fdopen(write, 'wb') as out:\n            out.write(pickle.dumps(model.__dict__))\n\n"
+    "    children = [_child(trained)] + [_child(lambda: None) for _ in range(3)]\n    os.close(write)\n"
+    "    with os.fdopen(read, 'rb') as pipe:     # to its end: every child has exited\n"
+    "        model.__dict__.update(pickle.loads(pipe.read()))\n"
     "$wait    return {'train_loss': [0.0]}\n")
 REAPED_CHILD = Attack(
-    "reaped-child", "trains and computes 21 CPU-s in a forked child that nobody waits for "
-    "(SIGCHLD ignored), so that its time reaches no process's counters",
+    "reaped-child", "trains and computes 24 CPU-s in forked children that nobody waits for "
+    "(SIGCHLD ignored), so that their time reaches no process's counters",
     FORKED_TRAINING.substitute(ignore="    signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n", wait=""),
     honest="waited-child", **CAPSTONE)
-WAITED_CHILD = Attack("waited-child", "the same training and computing in a child it waits for",
-                      FORKED_TRAINING.substitute(ignore="", wait="    os.waitpid(pid, 0)\n"),
-                      **CAPSTONE)
+WAITED_CHILD = Attack("waited-child", "the same training and computing in children it waits for",
+                      FORKED_TRAINING.substitute(ignore="", wait="    for pid in children:\n"
+                                                 "        os.waitpid(pid, 0)\n"), **CAPSTONE)
 # A job of 96 busy processes, kept alive by sleeping before every cell: beside it an honest
 # classmate's job went from 27 s to 82 s, was stopped at its time budget, lost a point and was
 # told it had used up its time.

@@ -281,7 +281,7 @@ def crowded(tmp_path_factory, isolated_jupyter):
 
 
 def test_a_child_nobody_waits_for_is_counted_in_the_capstone_budget(reaped):
-    """Its 21 CPU-s, in a child the kernel reaped (SIGCHLD ignored), are the job's control
+    """Its 24 CPU-s, in children the kernel reaped (SIGCHLD ignored), are the job's control
     group's: the budget cell scores what its twin that waits scores (it scored 5 of 5 when the
     budget summed the kernel's live processes)."""
     root, summary = reaped
@@ -289,7 +289,10 @@ def test_a_child_nobody_waits_for_is_counted_in_the_capstone_budget(reaped):
     scores = _submissions(root, (unit,))
     assert scores[(attack.name, unit)] == scores[(attack.honest, unit)], attack.story
     assert _cell_score(root, attack.name, unit, "grade-budget") == 0
-    assert "s of CPU time in the grader's run, more than the budget" in _outputs(root, attack.name, unit)
+    outputs = _outputs(root, attack.name, unit)
+    # on a machine so busy that its 24 s of computing outlast the run's 60 s: stopped there
+    assert "s of CPU time in the grader's run, more than the budget" in outputs or \
+        "The grader's run was stopped after" in outputs
 
 
 def test_a_crowd_of_processes_does_not_sink_the_classmate_beside_it(crowded):

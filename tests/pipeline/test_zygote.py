@@ -244,5 +244,6 @@ def test_a_kernel_is_born_in_its_jobs_control_group_which_counts_and_kills_every
             assert 0.95 <= used < 3 and used_proc < 0.5, (used, used_proc)
             assert group.kill() == set() and group.processes() == set()
     finally:
+        group.kill()
         group.remove()
         cgroups.group(f"minitorch-grader-test-{os.getpid()}").remove()
