@@ -343,14 +343,18 @@ REAPED_CHILD = Attack(
 WAITED_CHILD = Attack("waited-child", "the same training and computing in children it waits for",
                       FORKED_TRAINING.substitute(ignore="", wait="    for pid in children:\n"
                                                  "        os.waitpid(pid, 0)\n"), **CAPSTONE)
-# A job of 96 busy processes, kept alive by sleeping before every cell: beside it an honest
+# A job of 96 busy processes, each in a session of its own (Linux's autogroups would weigh one
+# session's processes together), kept alive by sleeping before every cell: beside it an honest
 # classmate's job went from 27 s to 82 s, was stopped at its time budget, lost a point and was
 # told it had used up its time.
 CROWD = Attack(
     "crowd", "96 processes that compute for as long as its job lasts, beside a classmate's job",
     "import gc, os, time\nfor o in gc.get_objects():\n    if type(o).__name__ == 'Guard':\n"
-    "        o.active = True\nfor _ in range(96):\n    if os.fork() == 0:\n        while True:\n"
-    "            pass\nget_ipython().events.register('pre_run_cell', lambda *args: time.sleep(28))\n",
+    "        o.active = True\ngo, started = os.pipe()\nfor _ in range(96):\n    if os.fork() == 0:\n"
+    "        os.close(started)\n        os.setsid()        # a session each: weighed as 96 by the scheduler\n"
+    "        os.read(go, 1)     # until all are forked (the pipe's end)\n"
+    "        while True:\n            pass\nos.close(started)\n"
+    "get_ipython().events.register('pre_run_cell', lambda *args: time.sleep(28))\n",
     **CHECKS)
 
 def code(attack: Attack, **values: str) -> str:

@@ -124,8 +124,6 @@ class Station:
         if self._zygote is not None:
             self._zygote.kill()
             self._zygote.wait()
-        if self.cgroups_unavailable is None:
-            cgroups.group(f"{CGROUP_PREFIX}{os.getpid()}").remove()
         if not self.kept:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -167,16 +165,17 @@ class Station:
         self._count += 1
         folder = self.dir / "jobs" / f"{self._count:05d}"
         folder.mkdir(parents=True)
-        group = None
+        group, parent = None, f"{CGROUP_PREFIX}{os.getpid()}"
         if self.cgroups_unavailable is None:
-            group = cgroups.group(f"{CGROUP_PREFIX}{os.getpid()}/{self._count:05d}")
+            group = cgroups.group(f"{parent}/{self._count:05d}")
             group.create(limits)
         try:
             yield folder, group
         finally:
             stop(folder, group)
-            if group is not None:
+            if group is not None:     # the worker's group too: a worker may end without atexit
                 group.remove()
+                cgroups.group(parent).remove()
             self.kept |= keep
             if not keep:
                 shutil.rmtree(folder, ignore_errors=True)
