@@ -191,8 +191,8 @@ class Station:
             return time.monotonic() >= ends or (
                 group is not None and cpu is not None and group.cpu_seconds() >= cpu)
 
-        def watch() -> None:
-            while not done.wait(WATCH_SECONDS):
+        def watch() -> None:   # on time for the clock's end, every WATCH_SECONDS for the CPU's
+            while not done.wait(max(0.0, min(WATCH_SECONDS, ends - time.monotonic()))):
                 if spent():
                     deadline.passed = True
                     (folder / SPENT).touch()
