@@ -44,7 +44,8 @@ from pathlib import Path
 HUB = Path(__file__).resolve().parent
 sys.path.insert(0, str(HUB.parent))
 
-from autograder.hub import cgroups, limits, logins, origins, roster, state  # noqa: E402
+from autograder.hub import logins, origins, roster, state  # noqa: E402
+from autograder.pipeline.sandbox import cgroups, limits  # noqa: E402
 from autograder.hub import exchange as student_exchange  # noqa: E402
 from autograder.hub.spawner import SandboxSpawner, server_command  # noqa: E402
 from autograder.pipeline.term.exchange import exchange  # noqa: E402

@@ -1,9 +1,9 @@
 """The course's JupyterHub (``make hub``, ``hub/jupyterhub_config.py``): a hub fit for credit
-on one Linux server, where every student's server is a sandbox of its own.
+on one Linux server, where every student's server is a sandbox of its own, held to its
+limits by a control group (``autograder.pipeline.sandbox.limits`` and ``cgroups``, which the
+grader's jobs use too).
 
 Modules:
-    ``limits``      what one student's server may use (memory, processes, CPU, disk), as data;
-    ``cgroups``     those limits enforced by the kernel's control groups (v1 or v2);
     ``accounts``    a Unix account per student, made by the hub (a uid of their own);
     ``homes``       a home per student on a file system image of its own size (the disk limit);
     ``sandbox``     the bubblewrap command a student's server runs in: what it sees;

@@ -20,8 +20,8 @@ from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Any, Set, Unicode
 
 from autograder.hub import accounts, exchange, homes, sandbox
-from autograder.hub.cgroups import Cgroup, group
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox.cgroups import Cgroup, group
+from autograder.pipeline.sandbox.limits import Limits
 from autograder.hub.student_env import interpreter
 
 KEPT = ("LANG", "LC_ALL", "JPY_API_TOKEN")
@@ -47,7 +47,7 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
     student_config = Unicode(help="The students' Jupyter configuration (hub/student).").tag(config=True)
     account_prefix = Unicode("jupyter-", help="Unix account names: prefix + user.").tag(config=True)
     cgroup_parent = Unicode("minitorch-hub", help="Students' groups: <parent>/<user>.").tag(config=True)
-    limits = Any(Limits(), help="An autograder.hub.limits.Limits for every student.").tag(config=True)
+    limits = Any(Limits(), help="An autograder.pipeline.sandbox.limits.Limits for every student.").tag(config=True)
     exchange_root = Unicode(help="The nbgrader exchange (outside the sandboxes).").tag(config=True)
     course_id = Unicode("minitorch", help="The nbgrader course id.").tag(config=True)
 

@@ -35,7 +35,8 @@ import requests
 import websocket
 from browser import free_port, launch, missing_browser, require, wait_until_up
 
-from autograder.hub import accounts, cgroups, homes, origins, student_env
+from autograder.hub import accounts, homes, origins, student_env
+from autograder.pipeline.sandbox import cgroups
 from autograder.pipeline.course import REPO, tool_env
 from autograder.pipeline.demo.scenario import make_course
 

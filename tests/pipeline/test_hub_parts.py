@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from autograder.hub import limits, logins, origins, roster, sandbox
+from autograder.hub import logins, origins, roster, sandbox
+from autograder.pipeline.sandbox import limits
 from autograder.hub.accounts import Account, AccountError, unix_name
 
 

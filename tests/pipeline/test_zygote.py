@@ -14,7 +14,8 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
-from autograder.pipeline.sandbox import bwrap, kernelspec, zygote
+from autograder.pipeline.sandbox import bwrap, cgroups, kernelspec, zygote
+from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from autograder.pipeline.job.job import Limits
 from autograder.pipeline.job.station import Station
 
@@ -52,13 +53,15 @@ def station():
 
 
 @contextmanager
-def kernel(station: Station, name: str, monkeypatch):
-    """A sandboxed kernel for a job folder of its own, as grading starts one."""
+def kernel(station: Station, name: str, monkeypatch, group: cgroups.Cgroup | None = None):
+    """A sandboxed kernel for a job folder of its own (and its control group ``group``), as
+    grading starts one."""
     job = station.dir / "jobs" / f"zygote-{name}"
     graded = job / "graded"
     graded.mkdir(parents=True)
+    procs = [str(path) for path in group.procs_files()] if group else None
     for key, value in kernelspec.write(job, graded, station.shared(Path("/nonexistent")), Limits(),
-                                       True).items():
+                                       True, procs).items():
         monkeypatch.setenv(key, value)
     manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(job / "run" / "kernel"),
                             connection_file=str(job / "run" / "kernel.json"))
@@ -201,3 +204,46 @@ def test_the_grader_reads_a_sandboxed_kernels_cpu_time_from_outside(station, mon
         time.sleep(1.5)                     # the orphan has computed and ended (unreaped)
         used = cpu() - before
     assert 0.95 <= used < 3, used
+
+
+# A child nobody waits for (SIGCHLD ignored: the kernel reaps it), computing 1 s: its time
+# reaches no process's counters.
+REAPED = '''
+import gc, os, signal, time
+for o in gc.get_objects():
+    if type(o).__name__ == "Guard":
+        o.active = True
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if os.fork() == 0:
+    while time.process_time() < 1.0:
+        pass
+    os._exit(0)
+'''
+
+
+@pytest.mark.skipif(cgroups.unavailable() is not None, reason=str(cgroups.unavailable()))
+def test_a_kernel_is_born_in_its_jobs_control_group_which_counts_and_kills_everything(
+        station, monkeypatch):
+    """The zygote's fork joins the job's group before it forks the kernel: every process of the
+    kernel is the group's, a child reaped by the kernel is counted (/proc's sum lost it), and
+    killing the group leaves nothing."""
+    from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
+    group = cgroups.group(f"minitorch-grader-test-{os.getpid()}/kernel")
+    group.create(GroupLimits(memory=2 << 30, processes=64, cpus=1.0))
+    try:
+        with kernel(station, "group", monkeypatch, group) as (_, client, graded):
+            forked = {p.pid for p in psutil.Process(station._zygote.pid).children(recursive=True)}
+            assert forked and forked <= group.processes()
+            in_proc = KernelCPU(kernelspec.sandbox_record(graded.parent))
+            before, before_proc, alone = group.cpu_seconds(), in_proc(), group.processes()
+            run(client, REAPED)
+            deadline = time.monotonic() + 60
+            while group.processes() != alone and time.monotonic() < deadline:
+                time.sleep(0.1)             # until the child has computed and gone
+            used, used_proc = group.cpu_seconds() - before, in_proc() - before_proc
+            assert 0.95 <= used < 3 and used_proc < 0.5, (used, used_proc)
+            assert group.kill() == set() and group.processes() == set()
+    finally:
+        group.kill()
+        group.remove()
+        cgroups.group(f"minitorch-grader-test-{os.getpid()}").remove()

@@ -27,7 +27,7 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import gradebook, names
 from autograder.pipeline.job import fingerprint
 from autograder.pipeline.ledger import copies
-from autograder.pipeline.sandbox import bwrap
+from autograder.pipeline.sandbox import bwrap, cgroups
 from autograder.pipeline.term import inert
 from autograder.pipeline.course import RECORD, Course, digest, regular_files
 from autograder.pipeline.executor.executor import Executor, ExecutorError
@@ -217,6 +217,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     why = bwrap.unavailable() if sandbox else None
     if why:
         raise GradingError(why)
+    _say_without_cgroups(cgroups.unavailable())
     shared = material(course, limits, sandbox, keep)
     chosen = _choose(course, list(shared.notebooks), assignments)
     unreleased = [a for a in chosen if not course.release(a).is_dir()]
@@ -238,6 +239,16 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
         raise GradingError(str(error)) from error
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _say_without_cgroups(why: str | None) -> None:
+    """Say, before grading, that this machine gives no job a control group of its own (so no
+    job is held to one core, nor its whole memory and processes bounded, and budgets are on
+    the clock): docs/deploying.md says how to give the grader one."""
+    if why:
+        print(f"No control group per grading job on this machine: {why}. Each job keeps its "
+              "kernel's own limits and a time budget on the clock (see docs/deploying.md).",
+              file=sys.stderr)
 
 
 def _copies(course: Course, result: Result) -> list[str]:

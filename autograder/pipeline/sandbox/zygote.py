@@ -7,6 +7,9 @@ kernel's environment and nothing of the grader in its memory: it imports those l
 (``autograder.pipeline.sandbox.spawn``, which has started the job's bubblewrap sandbox around a
 placeholder process), it forks a child that
 
+- joins the job's control group, if it has one (the request's ``cgroup``: its
+  ``cgroup.procs`` files), while it still sees the machine's /sys: the kernel and all it
+  starts are born in the group, whose CPU time, memory and processes the OS counts and bounds;
 - joins the placeholder's namespaces (user, IPC, UTS, network, cgroup, PID, mount): from
   then on it sees the sandbox's files and nothing else of the machine;
 - forks once more, so that the kernel is a process of the sandbox's PID namespace (it dies
@@ -30,6 +33,8 @@ import signal
 import socket
 import sys
 from importlib import import_module
+
+from autograder.pipeline.sandbox.cgroup_base import enter
 
 # What every kernel imports anyway (ipykernel's start, the notebooks' set-up cell), and
 # scipy.special (0.1 s: the solutions' sigmoid, GELU and log-softmax from unit 4 on), loaded
@@ -136,6 +141,7 @@ def _child(connection: socket.socket, request: dict, last_capability: int) -> No
     status = 1
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        enter(request.get("cgroup", []))
         join(int(request["pid"]), int(request["parent"]), request["namespaces"])
         pid = os.fork()
         if pid == 0:

@@ -1,4 +1,5 @@
-"""What one student's server may use: memory, processes, CPU and disk, as one frozen record.
+"""What one student's server (or one grading job) may use: memory, processes, CPU and disk,
+as one frozen record, enforced by a control group (``cgroups``).
 
 The defaults suit a course of notebooks that train small numpy networks (unit 10's MLP on
 MNIST peaks near 600 MB): ``MINITORCH_HUB_LIMITS`` overrides any of them, e.g.
