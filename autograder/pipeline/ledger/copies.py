@@ -1,41 +1,41 @@
-"""Solution cells that copy the reference: a flag for the instructor's review, never a score.
+"""Solution cells that copy provided code: a flag for the instructor's review, never a score.
 
-Unit 03's reference solutions go out in the provided cells of units 04-11 (``sync``); the
-release tools hold those units back until unit 03 closes (``handout``), but a late
-submission, an override or a friend's copy of release/04 can still bring them into unit 03,
-where they score full marks. The ledger (``grade``, the instructor's process, which has
-``source/``) therefore compares each graded submission with its unit's reference solution
-regions, which are exactly what later units' provided cells carry, and records the
-solution cells it reproduces (``.grading.json``: ``copies``); the summary and the class
-report list them. Scores are untouched.
+Unit 03's reference solutions go out in the provided cells of units 04-13 (``sync``): every
+later release carries the earlier units' reference solutions. The release tools hold those
+units back until unit 03 closes (``handout``), but a late submission, an override or a
+friend's copy of release/04 can still bring them into unit 03, where they score full marks.
+The ledger (``grade``, the instructor's process, which has ``source/``) therefore compares
+each graded submission with its unit's reference solution regions, which are exactly what
+the later releases' provided cells carry, and records the solution cells it reproduces
+(``.grading.json``: ``copies``); the summary and the class report list them. Scores are
+untouched.
 
-The comparison works on statements, each in a normal form: parsed (after IPython's own
-transformation of magics, and the body of a cell magic parsed too), printed back by
-``ast.unparse`` (so comments, blank lines, line breaks, quotes and parentheses vanish),
-docstrings and other bare strings dropped, and a compound statement (``def``, ``class``,
-``if``, ``for``, ``with``, ``try``...) reduced to its header. What the student wrote is
-the statements of their editable code cells (solution cells and cells they added) minus
-those the release notebook gave them there. A reference solution cell is copied when each
-statement of every one of its solution regions is among them (counted with multiplicity,
-in any order, wherever they were put) and its regions hold at least ``MIN_NODES`` syntax
-nodes (about four lines). Only whole cells count, and only cells of some size, so a student
-who writes the same short, canonical code as the reference is not flagged: unit 06's
-``Sequential`` (three two-line loops, 65 nodes), ``MSELoss`` (55) and the other seven cells
-under the threshold cannot be flagged; unit 04's ReLU cell (four one-liners, two of them
-ending in the reference's own ``.astype(self.input.dtype)``, 74) and unit 03's ``Linear``
-(183) can. A cell over ``MAX_CELL`` characters is not read (a solution cell holds a few
-thousand).
-Renaming variables, or ``exec`` of a string, escapes the flag: it is a lead for review of
-the paste the provided cells invite, not a plagiarism detector.
+The comparison is copydetect's k-gram fingerprints on Python's normal form (``fingerprints``):
+names, layout, comments, docstrings, type annotations, cell magics, the order of statements
+and added code (dead or not) change nothing. A
+reference solution cell is copied when the k-grams of what the student wrote (every editable
+code cell: a paste into a cell of one's own counts) cover at least ``THRESHOLD`` of its
+solution regions' lexed code, leaving out the k-grams the release notebook itself holds (the
+scaffold, the provided code: what everyone has). Only cells of some size (``MIN_NODES``
+syntax nodes, about four lines) are judged, so the short canonical code an honest student
+writes as the reference does (unit 06's ``Sequential``, three two-line loops) is never flagged.
+
+``THRESHOLD`` is measured (``tests/pipeline/test_copies.py``, docs/security.md): the honest
+solutions written without the reference (``tests/pipeline/honest.py``) cover at most 0.47 of a
+reference cell (unit 03's ``Linear`` whose backward is the textbook's, as the reference's); the
+157 pastes of 29 cells from every later release, annotated, renamed, reordered and padded
+with dead code, all 1.0. A cell over ``MAX_CELL`` characters is not read (a solution cell
+holds a few thousand). Code run from a string (``exec``) escapes it, and so does code
+rewritten statement by statement.
+A cell over ``MAX_CELL`` characters is not read (a solution cell holds a few
+thousand). Code run from a string (``exec``) escapes it.
 """
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import json
 import textwrap
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,115 +44,88 @@ import nbformat
 from autograder.notebooks.lint import BEGIN_SOLUTION, END_SOLUTION, regions
 from autograder.notebooks.units import is_locked, is_solution, nbgrader
 from autograder.pipeline.course import RECORD, Course
+from autograder.pipeline.ledger.fingerprints import (Print, containment, is_bare_string,
+                                                     normal_code, parse)
 
+THRESHOLD = 0.7
 MIN_NODES = 70
 MAX_CELL = 1_000_000     # characters; the kernel's own cap on a cell's printed output
-BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 @dataclass(frozen=True)
-class Region:
-    """One ``### BEGIN/END SOLUTION`` block of the reference, as normal-form statements."""
+class Solution:
+    """One reference solution cell: the prints of its solution regions, and their size."""
 
-    statements: Counter
+    regions: tuple[Print, ...]
     nodes: int
 
 
-@functools.cache
-def _ipython() -> object:
-    from IPython.core.inputtransformer2 import TransformerManager
-    return TransformerManager()
-
-
-def _parse(text: str) -> list[ast.AST]:
-    """The syntax trees of a cell's code as IPython would run it ([] if it is not Python)."""
-    texts = [text]
-    if text.lstrip().startswith("%%"):          # a cell magic's body is code too
-        texts.append(text.lstrip().partition("\n")[2])
-    trees = []
-    for code in texts:
-        try:
-            trees.append(ast.parse(_ipython().transform_cell(code)))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-    return trees
-
-
-def _is_bare_string(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
-
-
-def _header(node: ast.stmt) -> str:
-    """A statement in normal form: a compound one without its blocks."""
-    shallow = copy.copy(node)
-    for block in BLOCKS:
-        if isinstance(getattr(shallow, block, None), list):
-            setattr(shallow, block, [ast.Pass()] if block == "body" else [])
-    return ast.unparse(shallow)
-
-
-def statements(trees: list[ast.AST]) -> Counter:
-    """Every statement of ``trees``, at every depth, in normal form, with multiplicity."""
-    return Counter(_header(node) for tree in trees for node in ast.walk(tree)
-                   if isinstance(node, ast.stmt) and not _is_bare_string(node))
-
-
-def _nodes(trees: list[ast.AST]) -> int:
+def _nodes(trees: list) -> int:
     """The size of a region: the syntax nodes of its statements, docstrings left out."""
     return sum(len(list(ast.walk(node))) for tree in trees for node in tree.body
-               if not _is_bare_string(node))
+               if not is_bare_string(node))
 
 
-def reference(source_nb: nbformat.NotebookNode) -> dict[str, list[Region]]:
-    """Each solution cell of a source notebook (by grade id): its solution regions."""
+def cell_print(source: str) -> Print:
+    """The print of one code cell (empty for a cell over ``MAX_CELL`` or not Python)."""
+    return Print.of(normal_code(parse(source)) if len(source) <= MAX_CELL else "")
+
+
+def given(release: nbformat.NotebookNode) -> set[int]:
+    """The k-grams of every code cell of a release notebook: what every student has."""
+    return set().union(*(cell_print(c.source).hashes for c in release.cells
+                         if c.cell_type == "code"))
+
+
+def reference(source_nb: nbformat.NotebookNode, known: set[int] = frozenset()
+              ) -> dict[str, Solution]:
+    """Each solution cell of a source notebook (by grade id): its regions' prints, less the
+    k-grams ``known`` (the release's)."""
     found = {}
     for cell in source_nb.cells:
         if cell.cell_type != "code" or not is_solution(cell):
             continue
-        blocks = regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)[0]
-        trees = [_parse(textwrap.dedent("\n".join(lines))) for lines in blocks]
-        found[nbgrader(cell).get("grade_id", "?")] = [
-            region for region in (Region(statements(t), _nodes(t)) for t in trees)
-            if region.statements]
+        trees = [parse(textwrap.dedent("\n".join(lines)))
+                 for lines in regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)[0]]
+        nodes = sum(_nodes(t) for t in trees)
+        found[nbgrader(cell).get("grade_id", "?")] = Solution(
+            tuple(Print.of(normal_code(t)).without(known) for t in trees), nodes)
     return found
 
 
-def written(nb: nbformat.NotebookNode) -> Counter:
-    """The statements of a notebook's editable code cells (not read-only)."""
-    found = Counter()
-    for cell in nb.cells:
-        if cell.cell_type == "code" and not is_locked(cell) and len(cell.source) <= MAX_CELL:
-            try:
-                found += statements(_parse(cell.source))
-            except (RecursionError, MemoryError, ValueError):   # not code this can read
-                continue
-    return found
+def written(nb: nbformat.NotebookNode) -> set[int]:
+    """The k-grams of a notebook's editable code cells (not read-only)."""
+    return set().union(*(cell_print(c.source).hashes for c in nb.cells
+                         if c.cell_type == "code" and not is_locked(c)))
+
+
+def similarities(student: set[int], solutions: dict[str, Solution]) -> dict[str, float]:
+    """Each reference cell of some size: the share of it that ``student``'s k-grams cover."""
+    return {grade_id: containment(list(found.regions), student)
+            for grade_id, found in solutions.items() if found.nodes >= MIN_NODES}
 
 
 def copied(graded: nbformat.NotebookNode, release: nbformat.NotebookNode,
            source: nbformat.NotebookNode) -> list[str]:
     """The grade ids of the reference solution cells that ``graded`` reproduces."""
-    return _copied(written(graded), written(release), reference(source))
+    return _copied(written(graded), reference(source, given(release)))
 
 
-def _copied(student: Counter, given: Counter, solutions: dict[str, list[Region]]) -> list[str]:
-    own = student - given
-    return [grade_id for grade_id, found in solutions.items()
-            if found and sum(r.nodes for r in found) >= MIN_NODES
-            and all(not (r.statements - own) for r in found)]
+def _copied(student: set[int], solutions: dict[str, Solution]) -> list[str]:
+    return [grade_id for grade_id, share in similarities(student, solutions).items()
+            if share >= THRESHOLD]
 
 
 @functools.lru_cache(maxsize=64)
-def _unit(source: Path, release: Path, _version: tuple) -> tuple[Counter, dict[str, list[Region]]]:
-    """What the release gives and what the reference solves, read once per run and unit
-    (``_version``: both files' modification times, so an edited unit is read again)."""
-    return (written(nbformat.read(str(release), as_version=4)),
-            reference(nbformat.read(str(source), as_version=4)))
+def _unit(source: Path, release: Path, _version: tuple) -> dict[str, Solution]:
+    """The reference's solution cells, less the release's k-grams, read once per run and
+    unit (``_version``: both files' modification times, so an edited unit is read again)."""
+    known = given(nbformat.read(str(release), as_version=4))
+    return reference(nbformat.read(str(source), as_version=4), known)
 
 
-def _student(data: bytes) -> Counter | None:
-    """What a graded notebook's editable cells hold (None: not a notebook this can read)."""
+def _student(data: bytes) -> set[int] | None:
+    """The k-grams of a graded notebook's editable cells (None: not a notebook this can read)."""
     try:
         return written(nbformat.reads(data.decode("utf-8"), as_version=4))
     except Exception:  # noqa: BLE001 - a student's notebook: unreadable means no flag
@@ -171,9 +144,8 @@ def flag(course: Course, unit: str, files: dict[str, bytes]) -> list[dict]:
         student = _student(data)
         if student is None:
             continue
-        given, solutions = _unit(source, release, (source.stat().st_mtime_ns,
-                                                   release.stat().st_mtime_ns))
-        found += [{"notebook": name, "cell": cell} for cell in _copied(student, given, solutions)]
+        solutions = _unit(source, release, (source.stat().st_mtime_ns, release.stat().st_mtime_ns))
+        found += [{"notebook": name, "cell": cell} for cell in _copied(student, solutions)]
     if found and RECORD in files:
         files[RECORD] = json.dumps({**json.loads(files[RECORD]), "copies": found}, indent=1).encode()
     return found

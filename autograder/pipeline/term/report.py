@@ -10,7 +10,8 @@ embedded as PNG) from the gradebook and the graded notebooks:
 - the cells left without a score, waiting for an instructor (``flags``: the grader failed on
   them), kept out of the distributions and pass rates;
 - the submissions the grader had to repair or stop (its notes);
-- the solution cells that copy the reference (``copies``, flagged by the grader).
+- the solution cells that copy the reference (``copies``, flagged by the grader);
+- the pairs of students whose solution cells are near-identical, side by side (``similar``).
 """
 from __future__ import annotations
 
@@ -26,8 +27,11 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 
+from autograder.notebooks.units import is_solution
 from autograder.pipeline import flags
 from autograder.pipeline.course import Course
+from autograder.pipeline.ledger import copies
+from autograder.pipeline.term import similar
 
 LIKELY = re.compile(r"Likely mistake:\s*(.+?)(?=\n\s*\n|\n\S|\Z)", re.DOTALL)
 CHECK = re.compile(r"^\s*check\.(\w+)\(", re.MULTILINE)
@@ -44,6 +48,9 @@ class ClassData:
     notes: list[tuple[str, str, str]] = field(default_factory=list)   # student, unit, note
     unsandboxed: list[tuple[str, str]] = field(default_factory=list)  # graded with --no-sandbox
     copies: list[tuple[str, str, str]] = field(default_factory=list)  # student, unit, cell
+    versions: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)  # (unit,
+    #                                        notebook, cell): student: their solution cell's code
+    similar: list[similar.Pair] = field(default_factory=list)
     awaiting: dict[str, int] = field(default_factory=dict)           # unit: submissions left out
     unscored: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # student, unit,
     #                                                   cell, flag, reason: cells without a score
@@ -83,6 +90,7 @@ def collect(root: Path) -> ClassData:
             data.scores[unit], data.awaiting[unit] = [], 0
             for submission in assignment.submissions:
                 _submission(data, course, unit, submission, labels)
+    data.similar = _similar(data, course)
     return data
 
 
@@ -119,8 +127,12 @@ def _read_notebook(data: ClassData, course: Course, student: str, unit: str, nam
     path = course.autograded(student, unit) / f"{name}.ipynb"
     if not path.exists():
         return
-    seen = set()
-    for grade_id, text in mistakes_in(nbformat.read(str(path), as_version=4)):
+    seen, nb = set(), nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and is_solution(cell):
+            grade_id = cell.metadata.nbgrader.get("grade_id", "?")
+            data.versions.setdefault((unit, name, grade_id), {})[student] = cell.source
+    for grade_id, text in mistakes_in(nb):
         key = (f"{unit} {labels.get((grade_id, name), grade_id)}", NUMBER.sub("#", text))
         if key not in seen:   # count students, not messages
             seen.add(key)
@@ -134,14 +146,52 @@ def _copies(record: dict, student: str, unit: str) -> list[tuple[str, str, str]]
             if isinstance(found, dict)]
 
 
+def _similar(data: ClassData, course: Course) -> list[similar.Pair]:
+    """The near-identical pairs of every solution cell the class handed in (the copies of the
+    reference left to the copies section)."""
+    found, known = [], {}
+    for (unit, name, grade_id), versions in sorted(data.versions.items()):
+        release = course.release(unit) / f"{name}.ipynb"
+        if not release.exists():
+            continue
+        if (unit, name) not in known:
+            known[unit, name] = copies.given(nbformat.read(str(release), as_version=4))
+        copied = {s for s, u, c in data.copies if u == unit and c == grade_id}
+        found += similar.pairs(unit, grade_id, versions, known[unit, name], copied)
+    return sorted(found, key=lambda pair: -pair.share)
+
+
+def similar_section(data: ClassData) -> str:
+    """The report's pairs of near-identical solution cells, each pair's two cells side by side
+    (what the students wrote, escaped): leads to review, scores unchanged."""
+    pairs = "".join(
+        f"<h3>{html.escape(p.unit)}, cell {html.escape(p.cell)}: {html.escape(p.students[0])} and "
+        f"{html.escape(p.students[1])} ({p.share:.0%})</h3>\n<table class=\"pair\"><tr>"
+        + "".join(f"<th>{html.escape(s)}</th>" for s in p.students) + "</tr><tr>"
+        + "".join(f"<td><pre>{html.escape(code)}</pre></td>" for code in p.code) + "</tr></table>"
+        for p in data.similar[:similar.SIDE_BY_SIDE])
+    more = "".join(f"<tr><td>{html.escape(p.unit)}</td><td>{html.escape(p.cell)}</td><td>"
+                   f"{html.escape(p.students[0])}</td><td>{html.escape(p.students[1])}</td>"
+                   f"<td>{p.share:.0%}</td></tr>" for p in data.similar[similar.SIDE_BY_SIDE:])
+    if more:
+        pairs += ("<h3>The other pairs</h3>\n<table><tr><th>unit</th><th>cell</th><th>student</th>"
+                  "<th>student</th><th>similarity</th></tr>" + more + "</table>")
+    return ("<h2>Students whose solution cells are near-identical</h2>\n<p>"
+            f"{len(data.similar)} pair(s). Each cell's code is covered {copies.THRESHOLD:.0%} or "
+            "more by the other's (copydetect's fingerprints, names, layout, comments and "
+            "annotations aside, the release's own code left out); pairs that both copy the "
+            "reference are listed above instead. Scores are unchanged. Review them.</p>\n" + pairs)
+
+
 def copies_section(data: ClassData) -> str:
     """The report's list of solution cells that copy the reference: leads to review, since a
     copy scores what the reference scores (``autograder.pipeline.ledger.copies``)."""
     rows = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(c)}</td></tr>"
                    for s, u, c in data.copies)
-    return ("<h2>Solution cells that copy the reference</h2>\n<p>Every solution region of the "
-            "cell is in what the student wrote, as the reference (or a later unit's provided "
-            "cell) has it, comments and formatting aside; scores are unchanged. Review them.</p>"
+    return ("<h2>Solution cells that copy the reference</h2>\n<p>What the student wrote covers "
+            f"{copies.THRESHOLD:.0%} or more of the cell's solution regions as the reference (and "
+            "every later unit's provided cells) has them, names, layout, comments and "
+            "annotations aside; scores are unchanged. Review them.</p>"
             "\n<table><tr><th>student</th><th>unit</th><th>cell</th></tr>" + rows + "</table>")
 
 
@@ -201,7 +251,7 @@ def render(data: ClassData) -> str:
     return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Class report</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td,th{{padding:.3em .6em;
 border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}table{{border-collapse:collapse}}
-img{{max-width:100%}}.warning{{background:#fde;padding:.5em;border:1px solid #D55E00}}</style>
+img{{max-width:100%}}.pair td{{width:50%}}.pair pre{{white-space:pre-wrap;font-size:80%}}.warning{{background:#fde;padding:.5em;border:1px solid #D55E00}}</style>
 </head><body><h1>Class report</h1>{warning}
 <h2>Score distribution per unit</h2>
 <table><tr><th>unit</th><th>submissions</th><th>median</th><th>full marks</th>
@@ -219,6 +269,7 @@ neither as earned nor as failed until a manual score is given (Formgrader's manu
 <h2>Submissions the grader repaired or stopped</h2>
 <table><tr><th>student</th><th>unit</th><th>note</th></tr>{notes}</table>
 {copies_section(data)}
+{similar_section(data)}
 </body></html>"""
 
 
