@@ -43,21 +43,21 @@ UNGRADED = {
 REAL = sandbox.call
 
 
-def _patched(replacement: Callable) -> Callable[[], None]:
-    """Route every ``call`` of the grader's modules through ``replacement`` (also in a module
-    first imported while another replacement was in place); the undo."""
+def _verdict_with(name: str, replacement: Callable) -> str | None:
+    """Check ``name`` on the reference, every ``call`` of the grader's modules routed through
+    ``replacement`` (also in a module first imported while another replacement was in place)."""
     replacement.probe_test = True
-    modules = [module for name, module in list(sys.modules.items())
-               if name.split(".")[0] in ("autograder", "course") and (
+    modules = [module for module_name, module in list(sys.modules.items())
+               if module_name.split(".")[0] in ("autograder", "course") and (
                    getattr(module, "call", None) is REAL
                    or getattr(getattr(module, "call", None), "probe_test", False))]
     for module in modules:
         module.call = replacement
-
-    def undo() -> None:
+    try:
+        return audit.run(CHECKS[name])
+    finally:
         for module in modules:
             module.call = REAL
-    return undo
 
 
 def _site(what: str) -> str:
@@ -72,11 +72,7 @@ def _sites(name: str) -> list[str]:
     def recording(what: str, function: Callable, *args, **kwargs):
         seen.append(_site(what))
         return REAL(what, function, *args, **kwargs)
-    undo = _patched(recording)
-    try:
-        assert audit.run(CHECKS[name]) is None
-    finally:
-        undo()
+    assert _verdict_with(name, recording) is None
     return list(dict.fromkeys(seen))
 
 
@@ -86,11 +82,7 @@ def _passes_without(name: str, site: str) -> bool:
         if _site(what) == site:
             fail(f"{what} raised RuntimeError: refused (a probe test)")
         return REAL(what, function, *args, **kwargs)
-    undo = _patched(refusing)
-    try:
-        return audit.run(CHECKS[name]) is None
-    finally:
-        undo()
+    return _verdict_with(name, refusing) is None
 
 
 def _excused(name: str, site: str) -> bool:
