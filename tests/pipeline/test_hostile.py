@@ -157,7 +157,10 @@ def test_the_run_completes_and_grades_everyone(attacked):
     assert summary.sandbox and len(summary.results) == (
         len(hostile.ATTACKS) + len(hostile.HONEST) + len(hostile.UNIT_POINTS))
     stopped = {hostile.SLOW_EVERYTHING.name}
+    # on a machine so busy that the nested burn's 21 s of computing outlast its job's time budget
+    either = {hostile.NESTED_BURN.name}
     assert all(r.status == ("stopped" if r.outcome.student in stopped else "graded")
+               or (r.outcome.student in either and r.status == "stopped")
                for r in summary.results), summary
 
 
@@ -187,7 +190,19 @@ def test_training_moved_into_eval_does_not_escape_the_budget(attacked):
     outputs = _outputs(attacked[0], attack.name, attack.unit)
     # on a machine so busy that its 21 s of computing outlast the run's 60 s: stopped there
     assert "s of CPU time in the grader's run, more than the budget" in outputs or \
-        "The grader's run was stopped after" in outputs
+        "The grader's run was stopped after" in outputs or "used up its time budget" in outputs
+
+
+def test_computing_in_a_nested_namespace_does_not_escape_the_budget(attacked):
+    """No process in the sandbox makes a PID namespace of its own, where the budget did not
+    count its CPU time (the budget cell scored 5 with 21 s of computing)."""
+    attack = hostile.NESTED_BURN
+    assert _cell_score(attacked[0], attack.name, attack.unit, "grade-budget") == 0
+    outputs = _outputs(attacked[0], attack.name, attack.unit)
+    assert "BURNED nested" not in outputs
+    # on a machine so busy that its 21 s of computing outlast the run's 60 s: stopped there
+    assert "s of CPU time in the grader's run, more than the budget" in outputs or \
+        "The grader's run was stopped after" in outputs or "used up its time budget" in outputs
 
 
 def test_a_lookup_table_finds_no_held_out_image(attacked):

@@ -70,6 +70,14 @@ def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
     assert result[4] == ["CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1"]
 
 
+def test_she_makes_no_namespace_of_her_own(alice):
+    """A user and PID namespace of her own held processes her server's limits could not see;
+    the filter her sandbox starts under refuses every new namespace (EPERM)."""
+    result = _probe(alice, "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                           "result = [libc.unshare(0x10000000 | 0x20000000), ctypes.get_errno()]")
+    assert result == [-1, 1]
+
+
 def _readable(visit: Visit, paths: list[str]) -> dict:
     return _probe(visit, f"result = {{}}\nfor path in {paths!r}:\n"
                          "    try:\n        result[path] = open(path, 'rb').read(64).hex()\n"

@@ -85,7 +85,7 @@ def run(client, code: str) -> tuple[list[str], dict[str, str]]:
         shown.update(message["content"].get("data", {}))
 
     reply = client.execute_interactive(code, output_hook=keep, timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
+    assert reply["content"]["status"] == "ok", "\n".join(reply["content"].get("traceback", []))
     return printed, shown
 
 
@@ -247,3 +247,38 @@ def test_a_kernel_is_born_in_its_jobs_control_group_which_counts_and_kills_every
         group.kill()
         group.remove()
         cgroups.group(f"minitorch-grader-test-{os.getpid()}").remove()
+
+
+NESTED = '''
+import ctypes, gc, multiprocessing, os, subprocess, threading
+for o in gc.get_objects():           # the audit-hook guard is a tripwire, off: the OS decides
+    if type(o).__name__ == "Guard":
+        o.active = True
+libc = ctypes.CDLL(None, use_errno=True)
+nested = subprocess.run(["unshare", "-p", "-f", "--mount-proc", "true"], capture_output=True, text=True)
+print("unshare-command", nested.returncode, nested.stderr.strip())
+for name, flags in (("user+pid", 0x10000000 | 0x20000000), ("mount", 0x20000), ("net", 0x40000000)):
+    print("unshare", name, libc.unshare(flags), ctypes.get_errno())
+print("setns", libc.setns(os.open("/proc/self/ns/uts", os.O_RDONLY), 0), ctypes.get_errno())
+found = []
+thread = threading.Thread(target=found.append, args=("thread",))
+thread.start(); thread.join()
+found.append(subprocess.run(["echo", "subprocess"], capture_output=True, text=True).stdout.strip())
+receive, send = multiprocessing.Pipe(duplex=False)   # no Pool: no /dev/shm for its locks
+child = multiprocessing.get_context("fork").Process(target=send.send, args=(6,))
+child.start(); found.append(receive.recv()); child.join()
+print("works", found)
+'''
+
+
+def test_a_kernel_makes_no_namespace_of_its_own_and_still_starts_processes(station, monkeypatch):
+    """Processes in a nested PID namespace are none of the sandbox's (unit 11's budget did not
+    count them): bubblewrap's --disable-userns and the seccomp filter refuse every new
+    namespace; threads, subprocess and multiprocessing work as before."""
+    with kernel(station, "nested", monkeypatch) as (_, client, _):
+        printed, _ = run(client, NESTED)
+    lines = "".join(printed).splitlines()
+    assert lines[0].startswith("unshare-command 1 ") and "unshare failed" in lines[0]
+    assert lines[1:4] == [f"unshare {name} -1 1" for name in ("user+pid", "mount", "net")]   # EPERM
+    assert lines[4] == "setns -1 1"
+    assert lines[5] == "works ['thread', 'subprocess', 6]"

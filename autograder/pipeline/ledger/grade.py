@@ -30,7 +30,7 @@ from autograder.pipeline.ledger import copies
 from autograder.pipeline.sandbox import bwrap, cgroups
 from autograder.pipeline.term import inert
 from autograder.pipeline.course import RECORD, Course, digest, regular_files
-from autograder.pipeline.executor.executor import Executor, ExecutorError
+from autograder.pipeline.executor.executor import Executor, ExecutorError, Stalled
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job.job import Job, Limits, Material, Result
 from autograder.pipeline.executor.tls import TLSFiles
@@ -53,6 +53,7 @@ class Summary:
     where: str = ""
     sandbox: bool = True
     interrupted: bool = False
+    stalled: str = ""           # why the run stopped waiting for workers (the rest left)
     newcomers: list[str] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
     refused: list[str] = field(default_factory=list)
@@ -87,6 +88,8 @@ class Summary:
             text += _unscored_text(flag, self.unscored)
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
+        if self.stalled:
+            text += f"; STOPPED: {self.stalled}; run the command again once workers are up"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
         if self.copies:
@@ -260,8 +263,8 @@ def _copies(course: Course, result: Result) -> list[str]:
 
 def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
                shared: Material, summary: Summary, progress: bool) -> None:
-    """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
-    what was merged and cancels the rest."""
+    """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C, or no
+    worker for the executor's bound (``Stalled``), keeps what was merged and cancels the rest."""
     trusted: dict[str, set[str]] = {}
     with Gradebook(course.db_url) as gb:
         try:
@@ -275,3 +278,5 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
                 summary.results.append(result)
         except KeyboardInterrupt:
             summary.interrupted = True
+        except Stalled as error:
+            summary.stalled = str(error)

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autograder.pipeline.sandbox import seccomp
 from autograder.pipeline.sandbox.cgroup_base import enter
 from autograder.pipeline.sandbox.zygote import die_with_parent
 
@@ -40,13 +41,16 @@ def _sandbox(command: list[str], cgroup: list[str]) -> tuple[subprocess.Popen, d
     the zygote needs to join it: the placeholder's process id, its parent's (bubblewrap)
     and its namespaces (name: inode)."""
     reports, reports_w = os.pipe()
+    program = seccomp.descriptor()
     try:
         sandbox = subprocess.Popen(
-            [command[0], "--as-pid-1", "--json-status-fd", str(reports_w), *command[1:]],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(reports_w,),
+            seccomp.with_filter([command[0], "--as-pid-1", "--json-status-fd", str(reports_w),
+                                 *command[1:]], program),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(reports_w, program),
             preexec_fn=(lambda: enter(cgroup)) if cgroup else None)
     finally:
         os.close(reports_w)
+        os.close(program)
     with os.fdopen(reports, "rb") as lines:
         first = lines.readline()
     if sandbox.stdout.readline() != b"ready\n" or not first:
