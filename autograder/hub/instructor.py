@@ -47,4 +47,3 @@ def hand_over(course: Path, course_id: str, account: Account) -> None:
         raise OSError(f"the course's files could not be given to {account.name}: {done.stderr.strip()}")
     os.chown(course, os.stat(course).st_uid, account.gid)
     os.chmod(course, stat.S_IMODE(os.stat(course).st_mode) | COURSE_MODE)
-
