@@ -253,6 +253,12 @@ class Visit:
                               "content": {"code": code, "silent": False, "allow_stdin": False}}))
         return _gather(sock, msg_id, timeout)
 
+    def probe(self, code: str) -> dict | list:
+        """Run ``code``, which sets ``result``, in the user's kernel: ``result``, through JSON."""
+        out = self.run(code + "\nimport json; print('RESULT' + json.dumps(result))")
+        assert "RESULT" in out, out
+        return json.loads(out.split("RESULT", 1)[1])
+
     def shell(self, command: str, timeout: float = 30) -> str:
         """What ``command`` prints in a new terminal of the user's (until it prints END)."""
         name = self.api("POST", "terminals").json()["name"]

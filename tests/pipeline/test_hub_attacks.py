@@ -45,13 +45,6 @@ def instructor(hub):
     return Visit(hub, "instructor")
 
 
-def _probe(visit: Visit, code: str) -> dict:
-    """Run ``code`` (which sets ``result``) in the kernel; ``result`` as JSON."""
-    out = visit.run(code + "\nimport json; print('RESULT' + json.dumps(result))")
-    assert "RESULT" in out, out
-    return json.loads(out.split("RESULT", 1)[1])
-
-
 def _secrets(hub) -> dict[str, str]:
     state = hub.state / "hub"
     found = {name: (state / name).read_text().strip() for name in ("proxy_token", "cookie_secret")}
@@ -61,7 +54,7 @@ def _secrets(hub) -> dict[str, str]:
 
 
 def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
-    result = _probe(alice, "import os, pwd\nstatus = open('/proc/self/status').read()\n"
+    result = alice.probe("import os, pwd\nstatus = open('/proc/self/status').read()\n"
                            "result = [os.getuid(), os.geteuid(), os.getgroups(), "
                            "pwd.getpwuid(os.getuid()).pw_name, "
                            "[l for l in status.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]]")
@@ -79,7 +72,7 @@ def test_she_makes_no_namespace_of_her_own(alice):
 
 
 def _readable(visit: Visit, paths: list[str]) -> dict:
-    return _probe(visit, f"result = {{}}\nfor path in {paths!r}:\n"
+    return visit.probe(f"result = {{}}\nfor path in {paths!r}:\n"
                          "    try:\n        result[path] = open(path, 'rb').read(64).hex()\n"
                          "    except OSError as error:\n        result[path] = type(error).__name__\n")
 
@@ -96,7 +89,7 @@ def test_she_reads_nothing_of_the_course_the_hub_or_other_homes(hub, alice, bob)
 
 
 def test_she_cannot_write_where_other_servers_read(hub, alice):
-    result = _probe(alice, "result = {}\nfor path in ['/srv/minitorch/config/nbgrader_config.py', "
+    result = alice.probe("result = {}\nfor path in ['/srv/minitorch/config/nbgrader_config.py', "
                            f"{str(hub.course / 'source' / 'evil.py')!r}, '/usr/lib/evil.py', "
                            f"{str(Path(hub.env['MINITORCH_HUB_STUDENT_ENV']) / 'evil.pth')!r}]:\n"
                            "    try:\n        open(path, 'a').write('x'); result[path] = 'written'\n"
@@ -105,7 +98,7 @@ def test_she_cannot_write_where_other_servers_read(hub, alice):
 
 
 def test_no_process_she_can_see_holds_a_secret(hub, alice):
-    result = _probe(alice, "import os\nresult = {}\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    result = alice.probe("import os\nresult = {}\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
                            "    text = ''\n    for part in ('environ', 'cmdline'):\n"
                            "        try:\n            text += open(f'/proc/{pid}/{part}', 'rb').read().decode('latin-1')\n"
                            "        except OSError:\n            pass\n"
@@ -134,7 +127,7 @@ def test_her_token_opens_only_her_own_server(hub, alice, bob, instructor):
                ("instructor terminals", *_via_proxy(hub, "instructor", "api/terminals")),
                ("bob kernels", *_via_proxy(hub, "bob", "api/kernels")),
                ("own kernels", *_via_proxy(hub, "alice", "api/kernels"))]
-    result = _probe(alice, f"""import os, urllib.request, urllib.error
+    result = alice.probe(f"""import os, urllib.request, urllib.error
 class Stay(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args):
         return None
@@ -174,7 +167,7 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
     anyone on the machine could subscribe to their output. Her processes listen on two TCP
     ports: her server's, which asks every request for her token, and ipykernel's pipe for
     the output of forked processes, a receive-only socket that drops what lacks its random key."""
-    kernels = _probe(alice, "import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
+    kernels = alice.probe("import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
                             "result = [[json.load(open(f))['transport'] for f in "
                             "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
                             "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
@@ -190,6 +183,62 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
         sorted([tuple(kernel)] * len(kernels[0]) + [tuple(server)]), listening
 
 
+SUBSCRIBE_TO_EVERY_PORT = """import time, zmq
+listening = []
+for name, host in (('/proc/net/tcp', '127.0.0.1'), ('/proc/net/tcp6', '[::1]')):
+    for line in open(name).read().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == '0A':
+            listening.append(f'tcp://{host}:{int(fields[1].rsplit(":", 1)[1], 16)}')
+context = zmq.Context()
+sub = context.socket(zmq.SUB)
+sub.setsockopt(zmq.IPV6, 1)
+sub.setsockopt(zmq.SUBSCRIBE, b'')
+for address in listening:
+    sub.connect(address)
+heard, deadline = [], time.monotonic() + SECONDS
+while time.monotonic() < deadline:
+    if sub.poll(200):
+        heard.append(b' '.join(sub.recv_multipart()).decode('latin-1'))
+result = [listening, heard]
+"""
+
+
+def _listeners(hub) -> dict[int, list[str]]:
+    """Every TCP port the hub's processes listen on (the hub, its proxy, the users' servers,
+    their kernels), and the command of the process that holds it."""
+    hub_api = next(c.pid for c in psutil.net_connections("tcp")
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 1)
+    tree = {hub_api} | {child.pid for child in psutil.Process(hub_api).children(recursive=True)}
+    return {c.laddr.port: psutil.Process(c.pid).cmdline()
+            for c in psutil.net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN and c.pid in tree}
+
+
+def test_her_kernel_hears_no_other_users_kernel(hub, alice, bob, instructor):
+    """The network namespace is shared, so her kernel lists every socket listening on the
+    machine (``/proc/net/tcp``) and subscribes to each with ZeroMQ while the instructor's
+    kernel prints a solution: it hears nothing. The instructor's kernels speak over Unix sockets
+    in her sandbox (``hub/instructor``), as the students' do; what listens on TCP is the hub,
+    its proxy and each user's server (HTTP that asks for a token), and in each kernel
+    ipykernel's pipe for forked output (receive-only, dropping what lacks its random key)."""
+    bob.run("print('a kernel of bob')")
+    instructor.run("print('a kernel of the instructor')")
+    speaking = threading.Thread(target=instructor.run, args=(
+        "import time\nfor _ in range(10):\n    print('SOLUTION-7f3a', flush=True); time.sleep(1)",))
+    threading.Timer(3, speaking.start).start()
+    listening, heard = alice.probe(SUBSCRIBE_TO_EVERY_PORT.replace("SECONDS", "14"))
+    speaking.join()
+    assert [said for said in heard if "SOLUTION-7f3a" in said] == []
+    held = _listeners(hub)
+    kernels = [command for command in held.values() if "ipykernel_launcher" in command]
+    print(f"\nshe saw {len(listening)} TCP ports listening; the hub's processes hold "
+          f"{sorted(held)}: {len(kernels)} of them kernels' pipes")
+    assert {f"tcp://127.0.0.1:{port}" for port in held} <= set(listening)
+    connection_files = {command[command.index("-f") + 1] for command in kernels}
+    assert len(kernels) == len(connection_files) >= 3, held   # one port per kernel: its pipe
+
+
 def test_her_password_is_hers_alone(hub):
     assert _logs_in(hub, "alice", hub.password("alice"))
     assert not _logs_in(hub, "bob", hub.password("alice"))
@@ -198,25 +247,27 @@ def test_her_password_is_hers_alone(hub):
 
 
 def test_neither_the_reference_nor_the_autograder_imports(alice):
-    result = _probe(alice, "import importlib.util, sys\nresult = [sys.prefix, "
+    result = alice.probe("import importlib.util, sys\nresult = [sys.prefix, "
                            "[m for m in ('minitorch_ref', 'autograder', 'numpy', 'nbgrader', 'course') "
                            "if importlib.util.find_spec(m)]]")
     assert result[1] == ["numpy", "nbgrader", "course"], result
 
 
-def test_she_hands_in_only_as_herself(hub, alice, bob):
+def test_she_hands_in_only_as_herself(hub, alice, bob, instructor):
     """Her sandbox shows her own inbound and feedback only; a submission in her inbound that
-    names Bob (``--student``, ``JUPYTERHUB_USER``) is refused at collect, Bob's own collected."""
+    names Bob (``--student``, ``JUPYTERHUB_USER``) is refused at collect, Bob's own collected.
+    The instructor releases (the exchange's course folder is her account's)."""
     nbgrader = [str(Path(sys.executable).with_name("nbgrader"))]
-    subprocess.run(nbgrader + ["release_assignment", "01_setup", "--force"], cwd=hub.course,
-                   env=hub.env, check=True, capture_output=True)
+    released = instructor.shell(f"cd {hub.course} && nbgrader release_assignment 01_setup --force",
+                                timeout=90)
+    assert "Released as: minitorch 01_setup" in released, released
     exchange = "/srv/nbgrader/exchange/minitorch"
     fetch = f"rm -rf ~/hand-in && mkdir ~/hand-in && cd ~/hand-in && cp -r {exchange}/outbound/01_setup ."
-    bob.shell(f"{fetch} && nbgrader submit 01_setup")
+    bob.shell(f"{fetch} && nbgrader submit 01_setup", timeout=90)
     seen = alice.shell(f"{fetch} && echo FORGED > 01_setup/forged.txt && "
                        "nbgrader submit 01_setup --student=bob; JUPYTERHUB_USER=bob nbgrader submit "
                        f"01_setup; echo LISTING; ls {exchange} {exchange}/inbound {exchange}/feedback; "
-                       f"touch {exchange}/outbound/01_setup/x {exchange}/feedback/x")
+                       f"touch {exchange}/outbound/01_setup/x {exchange}/feedback/x", timeout=120)
     listing = seen.split("LISTING", 1)[1]
     inbound = listing.split("/inbound:", 1)[1].split("touch:", 1)[0]
     assert "students" not in listing and inbound.count("bob+01_setup+") == 2, listing

@@ -1,14 +1,15 @@
 """The course hub's parts that need no hub: limits, the roster, passwords, the sandbox's
-command line and the users' origins (``autograder/hub/``)."""
+command line, the exchange's folders and the users' origins (``autograder/hub/``)."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from autograder.hub import logins, origins, roster, sandbox
+from autograder.hub import exchange, logins, origins, roster, sandbox
 from autograder.pipeline.sandbox import limits
 from autograder.hub.accounts import Account, AccountError, unix_name
 
@@ -101,6 +102,41 @@ def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
                                             "--bounding-set=-all", "--no-new-privs", "--"]
     assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
     assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
+
+
+INSTRUCTOR, ADA = Account("jupyter-instructor", "instructor", 4242, 4242), Account("jupyter-ada", "ada", 4343, 4343)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: root only")
+def test_the_exchange_folders_are_handed_to_their_users(tmp_path):
+    exchange.prepare(tmp_path, "minitorch", ADA, INSTRUCTOR)
+    course = tmp_path / "minitorch"
+    owners = {str(path.relative_to(tmp_path)): (path.stat().st_uid, path.stat().st_gid,
+                                                oct(path.stat().st_mode & 0o7777))
+              for path in [course, *course.rglob("*")]}
+    assert owners == {"minitorch": (4242, 4242, "0o755"),
+                      "minitorch/outbound": (4242, 4242, "0o755"),
+                      "minitorch/inbound": (4242, 4242, "0o2733"),
+                      "minitorch/feedback": (4242, 4242, "0o711"),
+                      "minitorch/students": (0, 0, "0o755"),
+                      "minitorch/students/ada": (0, 0, "0o755"),
+                      "minitorch/students/ada/feedback": (4242, 4242, "0o755"),
+                      "minitorch/students/ada/inbound": (4343, 4242, "0o2750")}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: root only")
+def test_a_link_the_instructor_put_in_place_of_her_folder_is_not_followed(tmp_path):
+    """Her account owns ``outbound``: made a link to a folder of root's, the hub (root)
+    would have handed that folder to her at its next start."""
+    exchange.course_folders(tmp_path, "minitorch", INSTRUCTOR)
+    victim = tmp_path / "root-only"
+    victim.mkdir(mode=0o700)
+    outbound = tmp_path / "minitorch" / "outbound"
+    outbound.rmdir()
+    outbound.symlink_to(victim)
+    with pytest.raises(OSError, match="the exchange's 'outbound' is not a folder"):
+        exchange.course_folders(tmp_path, "minitorch", INSTRUCTOR, ["ada"])
+    assert (victim.stat().st_uid, victim.stat().st_mode & 0o777) == (0, 0o700)
 
 
 def test_each_user_has_an_origin_of_their_own_by_default():

@@ -20,6 +20,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -98,8 +99,12 @@ def server(course, tmp_path_factory):
     """The instructor's JupyterLab at the course root, configured as ``make lab`` does."""
     require(missing_browser())
     root, port, token = course[0], free_port(), secrets.token_hex(16)
-    env = tool_env({"JUPYTER_CONFIG_PATH": os.pathsep.join([str(root), str(REPO / "hub" / "instructor")])})
     log = tmp_path_factory.mktemp("lab") / "lab.log"
+    # Its kernels speak over Unix sockets, whose paths must stay within 107 bytes: a runtime
+    # folder of a few characters, not the session's (tests/conftest.py's isolated_jupyter).
+    runtime = tempfile.mkdtemp(prefix="lab-")
+    env = tool_env({"JUPYTER_CONFIG_PATH": os.pathsep.join([str(root), str(REPO / "hub" / "instructor")]),
+                    "JUPYTER_RUNTIME_DIR": runtime})
     command = [str(Path(sys.executable).with_name("jupyter-lab")), "--allow-root", "--no-browser",
                "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"]
@@ -110,6 +115,7 @@ def server(course, tmp_path_factory):
         yield f"http://127.0.0.1:{port}", token, log
     finally:
         stop(process)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _submission_ids(root: Path) -> dict[str, str]:
