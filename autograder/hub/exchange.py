@@ -5,7 +5,11 @@ world-writable, and a submission is believed by its name). On the hub it becomes
 sandboxes (``<root>/<course>/students/<student>/``, made by the spawner):
 
 - ``inbound/``: the student's own, owned by their account, mode 0700; their sandbox shows it
-  as the course's ``inbound`` (so ``nbgrader submit`` works unchanged);
+  as the course's ``inbound`` (so ``nbgrader submit`` works unchanged). It is an ext4 image
+  of its own (``<state>/disks/inbound/<student>.ext4``, ``Limits.inbound`` bytes, its inodes
+  bounding the files), mounted while the hub runs, not only while her server does, so that
+  collect reads it whenever the instructor runs it: what she writes there fills her image,
+  never the exchange's file system;
 - ``feedback/``: root's, 0755, shown read-only as the course's ``feedback``;
 
 and the course's ``outbound`` read-only. A student sees no one else's submissions or feedback
@@ -24,6 +28,7 @@ from pathlib import Path
 
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
+from autograder.hub import homes
 from autograder.hub.accounts import Account
 from autograder.pipeline import claim as claims
 from autograder.pipeline.term.exchange import nofollow
@@ -46,19 +51,38 @@ def course_folders(root: Path, course: str) -> Path:
     return Path(root) / course / STUDENTS
 
 
-def prepare(root: Path, course: str, account: Account) -> list[tuple[Path, str, bool]]:
-    """Make ``account``'s folders; the binds of their sandbox: ``(outside, inside, writable)``."""
+def prepare(root: Path, course: str, account: Account, disks: Path,
+            size: int) -> list[tuple[Path, str, bool]]:
+    """Make ``account``'s folders, their inbound on its image in ``disks`` (``size``
+    bytes); the binds of their sandbox: ``(outside, inside, writable)``."""
     course_folders(root, course)
     folder = student_folder(root, course, account.student)
     for path in (folder, folder / "feedback"):
         path.mkdir(mode=0o755, exist_ok=True)
     inbound = folder / "inbound"
-    inbound.mkdir(mode=0o700, exist_ok=True)
-    os.chown(inbound, account.uid, account.gid)
+    _mount_inbound(inbound, disks / "inbound" / f"{account.student}.ext4", size, account)
     inside = f"{INSIDE}/{course}"
     return [(Path(root) / course / "outbound", f"{inside}/outbound", False),
             (inbound, f"{inside}/inbound", True),
             (folder / "feedback", f"{inside}/feedback", False)]
+
+
+def _mount_inbound(inbound: Path, image: Path, size: int, account: Account) -> None:
+    """Mount the student's inbound image (made on first use) on ``inbound``, without the
+    ``lost+found`` folder ext4 makes, which collect would read as a hand-in."""
+    homes.mount(image, inbound, size, account)
+    spare = inbound / "lost+found"
+    if spare.is_dir() and not os.listdir(spare):
+        spare.rmdir()
+
+
+def remount_inbounds(root: Path, course: str, disks: Path) -> None:
+    """At the hub's start: every inbound image made before mounted again (after a reboot
+    they are not), so that collect finds what was handed in before the students return."""
+    for image in sorted((disks / "inbound").glob("*.ext4")):
+        inbound = student_folder(root, course, image.stem) / "inbound"
+        if inbound.is_dir() and not os.path.ismount(inbound):
+            homes.attach(image, inbound)
 
 
 class StudentCollect(SafeCollect):

@@ -43,7 +43,7 @@ HUB_CONFIG = REPO / "hub" / "jupyterhub_config.py"
 PROXY = REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 UNIT, CAPSTONE = "01_setup", "11_capstone"
 STUDENTS = ("alice", "bob", "carol", "dave")
-LIMITS = "memory=768M,processes=192,cpus=1,disk=256M"
+LIMITS = "memory=768M,processes=192,cpus=1,disk=256M,inbound=64M"
 INSTRUCTOR_PASSWORD = "plural-wombat-harbour-tangerine-47"
 HOST = "hub.localhost"
 MINUTE = 60_000
@@ -132,7 +132,7 @@ def student_environment() -> Path:
 
 def clean_up(state: Path, prefix: str, port: int) -> None:
     """What a hub's students leave on the machine: mounts, control groups, accounts."""
-    for home in (state / "homes").glob("*"):
+    for home in [*(state / "homes").glob("*"), *(state.parent / "exchange").glob("*/*/*/inbound")]:
         homes.unmount(home)
     for student in STUDENTS:
         group = cgroups.group(f"minitorch-hub-{port}/{student}")

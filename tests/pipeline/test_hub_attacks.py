@@ -283,6 +283,39 @@ def test_a_memory_bomb_fork_bomb_and_full_disk_leave_the_others_answering(hub, b
     assert "Resource temporarily unavailable" in fork or "retry: No child processes" in fork
 
 
+FILL_INBOUND = """import os, shutil
+inbound = f"{os.environ['MINITORCH_EXCHANGE']}/{os.environ['MINITORCH_COURSE_ID']}/inbound"
+written, files, why = 0, 0, {}
+try:
+    with open(f"{inbound}/fill", "wb") as out:
+        for _ in range(128):
+            out.write(bytes(1 << 20))
+            written += 1 << 20
+except OSError as error:
+    why["bytes"] = error.strerror
+os.remove(f"{inbound}/fill")
+os.mkdir(f"{inbound}/many")
+try:
+    for files in range(30_000):
+        open(f"{inbound}/many/{files}", "w").close()
+except OSError as error:
+    why["files"] = error.strerror
+shutil.rmtree(f"{inbound}/many")
+result = [written, files, why]"""
+
+
+def test_what_she_hands_in_counts_against_a_quota(hub):
+    """Her inbound, where ``nbgrader submit`` writes, was a folder of the exchange's file
+    system, unbounded; it is an image of her own (``inbound=64M`` here): 128 MiB and 30,000
+    files stop at its end."""
+    alice, exchange = Visit(hub, "alice"), hub.state.parent / "exchange"
+    written, files, why = _probe(alice, FILL_INBOUND)
+    print(f"\nher inbound took {written >> 20} MiB and {files} files: {why}")
+    assert written < 64 << 20 and files < 30_000
+    assert why == {"bytes": "No space left on device", "files": "No space left on device"}
+    assert os.path.ismount(next(exchange.glob("*/students/alice/inbound")))
+
+
 class _From(requests.adapters.HTTPAdapter):
     """Connections from another loopback address: a stranger on another machine."""
 

@@ -16,7 +16,7 @@ from autograder.hub.accounts import Account, AccountError, unix_name
 def test_limits_read_from_one_variable_and_refuse_nonsense():
     assert limits.parse("memory=4G, processes=512,cpus=0.5") == \
         limits.Limits(memory=4 << 30, processes=512, cpus=0.5, disk=2 << 30)
-    assert limits.parse(None).describe() == "memory 2G, 256 processes, 1 CPU, disk 2G"
+    assert limits.parse(None).describe() == "memory 2G, 256 processes, 1 CPU, disk 2G, inbound 256M"
     for text, said in [("memory=lots", "must be a size"), ("disk=1M", "less than 64M"),
                        ("cpus=all", "number of cores"), ("processes=3", "16 or more"),
                        ("swap=1G", "is not one of")]:
