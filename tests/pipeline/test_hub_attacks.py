@@ -45,9 +45,9 @@ def instructor(hub):
     return Visit(hub, "instructor")
 
 
-def _probe(visit: Visit, code: str) -> dict:
+def _probe(visit: Visit, code: str, timeout: float = 60) -> dict:
     """Run ``code`` (which sets ``result``) in the kernel; ``result`` as JSON."""
-    out = visit.run(code + "\nimport json; print('RESULT' + json.dumps(result))")
+    out = visit.run(code + "\nimport json; print('RESULT' + json.dumps(result))", timeout)
     assert "RESULT" in out, out
     return json.loads(out.split("RESULT", 1)[1])
 
@@ -309,7 +309,7 @@ def test_what_she_hands_in_counts_against_a_quota(hub):
     system, unbounded; it is an image of her own (``inbound=64M`` here): 128 MiB and 30,000
     files stop at its end."""
     alice, exchange = Visit(hub, "alice"), hub.state.parent / "exchange"
-    written, files, why = _probe(alice, FILL_INBOUND)
+    written, files, why = _probe(alice, FILL_INBOUND, timeout=300)
     print(f"\nher inbound took {written >> 20} MiB and {files} files: {why}")
     assert written < 64 << 20 and files < 30_000
     assert why == {"bytes": "No space left on device", "files": "No space left on device"}
