@@ -20,6 +20,9 @@ c.ZipCollectApp.collector_plugin = "autograder.pipeline.term.lms.lms.LmsFileName
 c.ZipCollectApp.extractor_plugin = "autograder.pipeline.term.lms.extract.LmsExtractor"
 # c.LmsFileNames.roster = "students.csv"   # lms_name,lms_id,student_id: two Moodle "Jane Doe"s
 c.ZipCollectApp.strict = True   # a notebook that is not the unit's is skipped, and listed
+# Every CSV the course writes (grades.csv here, grades-lms.csv, downloaded/lms-students.csv)
+# is inert in a spreadsheet: no cell starts a formula (autograder/pipeline/csv_cells.py).
+c.ExportApp.plugin_class = "autograder.pipeline.term.grades_csv.InertCsvExport"
 
 # Autograding kernels start in autograded/<student>/<assignment>/, where the
 # course packages are not importable unless the root is on the path.

@@ -18,7 +18,7 @@ Environment (all optional):
     MINITORCH_HUB_ROSTER      the class list, a CSV with a ``student`` column (default
                               ``hub/roster.csv``); without one, MINITORCH_HUB_STUDENTS
     MINITORCH_HUB_STUDENTS    comma-separated student names (default ``alice,bob,carol``)
-    MINITORCH_HUB_LIMITS      per student, e.g. ``memory=2G,processes=256,cpus=1,disk=2G``
+    MINITORCH_HUB_LIMITS      per student, e.g. ``memory=2G,processes=256,cpus=1,disk=2G,inbound=256M``
     MINITORCH_HUB_CULL_IDLE   seconds before an idle server is stopped (default 3600)
     MINITORCH_HUB_PORT        the port users open (default 8000); the hub's own API takes
                               the next port and the proxy's API the one after
@@ -209,6 +209,9 @@ except accounts.AccountError as why:
 EXCHANGE = exchange.root(COURSE)
 instructor.hand_over(COURSE, exchange.course_id(), TEACHER)
 student_exchange.course_folders(EXCHANGE, exchange.course_id(), TEACHER, STUDENTS)
+# Each student's inbound is an image of its own, mounted while the hub runs (collect reads it
+# with her server stopped): after a reboot, the ones made before are mounted again here.
+student_exchange.remount_inbounds(EXCHANGE, exchange.course_id(), STATE / "disks")
 COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
 
 c.JupyterHub.spawner_class = SandboxSpawner

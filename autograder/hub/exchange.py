@@ -11,7 +11,11 @@ sandboxes, with the instructor's account (``accounts.INSTRUCTOR``) as the course
   student's folders;
 - ``students/<student>/inbound/``: the student's own, group the instructor's, mode 2750:
   their sandbox shows it as the course's ``inbound`` (so ``nbgrader submit`` works
-  unchanged), and the instructor's collect reads it through the group (made by the spawner);
+  unchanged), and the instructor's collect reads it through the group (made by the spawner).
+  It is an ext4 image of its own (``<state>/disks/inbound/<student>.ext4``, ``Limits.inbound``
+  bytes, its inodes bounding the files), mounted while the hub runs, not only while her
+  server does, so that collect reads it whenever the instructor runs it: what she writes
+  there fills her image, never the exchange's file system;
 - ``students/<student>/feedback/``: the instructor's, 0755, shown read-only as the course's
   ``feedback``;
 
@@ -33,6 +37,7 @@ from pathlib import Path
 
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 
+from autograder.hub import homes
 from autograder.hub.accounts import Account
 from autograder.pipeline import claim as claims
 from autograder.pipeline.term.exchange import nofollow
@@ -41,6 +46,7 @@ from autograder.pipeline.term.exchange.collect import SafeCollect
 
 INSIDE = "/srv/nbgrader/exchange"
 STUDENTS = "students"
+INBOUND_MODE = 0o2750   # the student's, read by the instructor's group (collect)
 
 
 def student_folder(root: Path, course: str, student: str) -> Path:
@@ -57,14 +63,22 @@ def course_folders(root: Path, course: str, owner: Account, students: Iterable[s
     return Path(root) / course / STUDENTS
 
 
-def prepare(root: Path, course: str, account: Account,
-            collector: Account) -> list[tuple[Path, str, bool]]:
-    """Make ``account``'s folders, its inbound readable by ``collector``'s group; the binds
-    of their sandbox: ``(outside, inside, writable)``."""
+def folders(root: Path, course: str, account: Account, collector: Account) -> Path:
+    """Make ``account``'s folders, their inbound readable by ``collector``'s group; their
+    folder (``students/<student>``)."""
     with _course(root, course, collector) as every, \
             _student(every, account.student, collector) as folder:
-        folder.child("inbound", account.uid, collector.gid, 0o2750).close()
-    folder = student_folder(root, course, account.student)
+        folder.child("inbound", account.uid, collector.gid, INBOUND_MODE).close()
+    return student_folder(root, course, account.student)
+
+
+def prepare(root: Path, course: str, account: Account, collector: Account, disks: Path,
+            size: int) -> list[tuple[Path, str, bool]]:
+    """``account``'s folders (``folders``), their inbound on its image in ``disks`` (``size``
+    bytes); the binds of their sandbox: ``(outside, inside, writable)``."""
+    folder = folders(root, course, account, collector)
+    _mount_inbound(folder / "inbound", disks / "inbound" / f"{account.student}.ext4", size,
+                   account, collector)
     inside = f"{INSIDE}/{course}"
     return [(Path(root) / course / "outbound", f"{inside}/outbound", False),
             (folder / "inbound", f"{inside}/inbound", True),
@@ -117,6 +131,28 @@ class _Folder:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _mount_inbound(inbound: Path, image: Path, size: int, account: Account,
+                   collector: Account) -> None:
+    """Mount the student's inbound image (made on first use) on ``inbound``, the student's
+    with ``collector``'s group, without the ``lost+found`` folder ext4 makes, which collect
+    would read as a hand-in."""
+    homes.mount(image, inbound, size, account)
+    os.chown(inbound, account.uid, collector.gid)
+    inbound.chmod(INBOUND_MODE)
+    spare = inbound / "lost+found"
+    if spare.is_dir() and not os.listdir(spare):
+        spare.rmdir()
+
+
+def remount_inbounds(root: Path, course: str, disks: Path) -> None:
+    """At the hub's start: every inbound image made before mounted again (after a reboot
+    they are not), so that collect finds what was handed in before the students return."""
+    for image in sorted((disks / "inbound").glob("*.ext4")):
+        inbound = student_folder(root, course, image.stem) / "inbound"
+        if inbound.is_dir() and not os.path.ismount(inbound):
+            homes.attach(image, inbound)
 
 
 class StudentCollect(SafeCollect):

@@ -1,7 +1,8 @@
 """JupyterHub's spawner for the course hub: every user's server in a sandbox of its own.
 
 A student's server starts as follows (``SandboxSpawner.start``): their Unix account is made
-on first use (``accounts``), their home image mounted (``homes``), their control groups made
+on first use (``accounts``), their home image mounted (``homes``; their exchange inbound's,
+which stays mounted, ``exchange``), their control groups made
 with the limits, emptied of anything a previous hub left (``cgroups``), and the server runs in
 ``bwrap`` as their account (``sandbox``), its process placed in the groups before it runs
 (``make_preexec_fn``), so that everything it starts is counted and limited there. When the
@@ -77,7 +78,8 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         """What the student's sandbox shows, their exchange folders made on the way."""
         env = Path(self.student_environment)
         binds = exchange.prepare(Path(self.exchange_root), self.course_id, account,
-                                 self.instructor_account)
+                                 self.instructor_account, Path(self.state) / "disks",
+                                 self.limits.inbound)
         return sandbox.View(account, self.home, env, interpreter(env),
                             Path(self.student_config), Path(self.state) / "sandboxes" / self.user.name,
                             tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4)

@@ -5,7 +5,7 @@ terminal, tries what a student on the old hub could: read the course, the hub's 
 other homes; write where others read; find a password or token in another process; use her
 own token beyond her server; log in or hand in as someone else; import the reference; starve the others
 with a memory bomb, a fork bomb or a full disk; leave a process behind her server; guess the
-instructor's password. Each attempt must fail, and Bob's server and the hub must keep
+instructor's and Bob's passwords while they log in. Each attempt must fail, and Bob's server and the hub must keep
 answering meanwhile. Runs on the hub of ``hubs.py`` (shared with the term test).
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
 def test_she_makes_no_namespace_of_her_own(alice):
     """A user and PID namespace of her own held processes her server's limits could not see;
     the filter her sandbox starts under refuses every new namespace (EPERM)."""
-    result = _probe(alice, "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    result = alice.probe("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                            "result = [libc.unshare(0x10000000 | 0x20000000), ctypes.get_errno()]")
     assert result == [-1, 1]
 
@@ -153,12 +153,7 @@ def _refused(code: int, location: str) -> bool:
 
 
 def _logs_in(hub, user: str, password: str) -> bool:
-    session = requests.Session()
-    session.get(f"{hub.url}/hub/login")
-    answer = session.post(f"{hub.url}/hub/login", allow_redirects=False,
-                          data={"username": user, "password": password,
-                                "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
-    return answer.status_code == 302
+    return _try(hub, user, password) == 302
 
 
 def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
@@ -347,18 +342,93 @@ def test_a_memory_bomb_fork_bomb_and_full_disk_leave_the_others_answering(hub, b
     assert "Resource temporarily unavailable" in fork or "retry: No child processes" in fork
 
 
-def test_guessing_the_instructor_password_is_slowed_down(hub):
-    """Last: afterwards the instructor waits a minute before their next login."""
-    started, answers = time.monotonic(), []
-    for attempt in range(300):
-        session = requests.Session()
-        session.get(f"{hub.url}/hub/login")
-        answers.append(session.post(f"{hub.url}/hub/login", allow_redirects=False, data={
-            "username": "instructor", "password": f"guess-{attempt}",
-            "_xsrf": session.cookies.get("_xsrf", path="/hub/")}).status_code)
-    checked = len(answers) - answers.count(429)
-    print(f"\n300 guesses in {time.monotonic() - started:.1f} s: {checked} checked and wrong "
-          f"(403), {answers.count(429)} refused unchecked (429)")
-    assert 1 <= checked <= logins.FREE      # test_her_password_is_hers_alone tried one already
-    assert answers == [403] * checked + [429] * (300 - checked)
-    assert not _logs_in(hub, "instructor", hub.password("instructor"))
+FILL_INBOUND = """import os, shutil
+inbound = f"{os.environ['MINITORCH_EXCHANGE']}/{os.environ['MINITORCH_COURSE_ID']}/inbound"
+written, files, why = 0, 0, {}
+try:
+    with open(f"{inbound}/fill", "wb") as out:
+        for _ in range(128):
+            out.write(bytes(1 << 20))
+            written += 1 << 20
+except OSError as error:
+    why["bytes"] = error.strerror
+os.remove(f"{inbound}/fill")
+os.mkdir(f"{inbound}/many")
+try:
+    for files in range(30_000):
+        open(f"{inbound}/many/{files}", "w").close()
+except OSError as error:
+    why["files"] = error.strerror
+shutil.rmtree(f"{inbound}/many")
+result = [written, files, why]"""
+
+
+def test_what_she_hands_in_counts_against_a_quota(hub):
+    """Her inbound, where ``nbgrader submit`` writes, was a folder of the exchange's file
+    system, unbounded; it is an image of her own (``inbound=64M`` here): 128 MiB and 30,000
+    files stop at its end."""
+    alice, exchange = Visit(hub, "alice"), hub.state.parent / "exchange"
+    written, files, why = alice.probe(FILL_INBOUND, timeout=300)
+    print(f"\nher inbound took {written >> 20} MiB and {files} files: {why}")
+    assert written < 64 << 20 and files < 30_000
+    assert why == {"bytes": "No space left on device", "files": "No space left on device"}
+    assert os.path.ismount(next(exchange.glob("*/students/alice/inbound")))
+
+
+class _From(requests.adapters.HTTPAdapter):
+    """Connections from another loopback address: a stranger on another machine."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, source_address=(self.address, 0), **kwargs)
+
+
+def _try(hub, user: str, password: str, address: str = "", **headers: str) -> int:
+    """One login as a browser would (the form, then its post): the answer's status."""
+    session = requests.Session()
+    session.headers.update(headers)
+    if address:
+        session.mount("http://", _From(address))
+        session.mount("https://", _From(address))
+    session.get(f"{hub.url}/hub/login")
+    return session.post(f"{hub.url}/hub/login", allow_redirects=False, data={
+        "username": user, "password": password,
+        "_xsrf": session.cookies.get("_xsrf", path="/hub/")}).status_code
+
+
+def test_a_stranger_guessing_keeps_nobody_out_and_is_slowed_down(hub):
+    """Last (the stranger's address stays refused a minute). From 127.0.0.2, claiming to be
+    127.0.0.1 (``X-Real-Ip``, ``X-Forwarded-For``), a stranger guesses at Bob's and the
+    instructor's names, 300 times, while both log in from 127.0.0.1 with their passwords:
+    every login of theirs succeeds, the stranger gets ``FREE`` checked guesses per name."""
+    forged = {"X-Real-Ip": "127.0.0.1", "X-Forwarded-For": "127.0.0.1"}
+    guesses: dict[str, list[int]] = {"bob": [], "instructor": []}
+
+    guessed = threading.Event()     # both names have failed FREE times
+
+    def guess() -> None:
+        for attempt in range(300):
+            user = ("bob", "instructor")[attempt % 2]
+            guesses[user].append(_try(hub, user, f"guess-{attempt}", "127.0.0.2", **forged))
+            if attempt == 2 * logins.FREE:
+                guessed.set()
+
+    started, stranger = time.monotonic(), threading.Thread(target=guess)
+    stranger.start()
+    guessed.wait(timeout=120)
+    logins_meanwhile = []
+    while stranger.is_alive() or len(logins_meanwhile) < 4:
+        logins_meanwhile += [_try(hub, user, hub.password(user)) for user in ("bob", "instructor")]
+    stranger.join()
+    print(f"\n300 guesses in {time.monotonic() - started:.1f} s: "
+          + ", ".join(f"{u}: {a.count(403)} checked and wrong (403), {a.count(429)} refused "
+                      "unchecked (429)" for u, a in guesses.items())
+          + f"; meanwhile Bob and the instructor logged in {logins_meanwhile.count(302)} of "
+            f"{len(logins_meanwhile)} times")
+    assert set(logins_meanwhile) == {302}, logins_meanwhile
+    for answers in guesses.values():
+        assert answers == [403] * logins.FREE + [429] * (150 - logins.FREE)
+    assert _try(hub, "bob", hub.password("bob"), "127.0.0.2") == 429
