@@ -84,7 +84,9 @@ def _register(function: Callable, hears: frozenset[str], answers: frozenset[str]
                                         if isinstance(cls, Remote)})
             if fault is not None:   # the check's own failure, not the student's
                 raise fault from error
-            message = f"Your code could not be graded: {type(error).__name__}: {error}"
+            message = (f"Checking what your code returned raised {type(error).__name__}: "
+                       f"{error}. A value your code returned or stored is not what the "
+                       "exercise asks for (its type, shape or layout).")
         else:
             verdicts.record(bound.arguments.values(), function.__name__, True)
             return

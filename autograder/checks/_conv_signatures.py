@@ -7,14 +7,18 @@ layout: images ``(N, C, H, W)``, filters ``(C, O, k, k)``.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from autograder.checks._conv_cases import (
     ConvCase, conv_as, fancy_add, filter_matrix, input_grad_as, offsets_without_stride, pad,
     reference_conv, rows,
 )
+from autograder.checks._conv_layouts import layout_signatures
 from autograder.checks._modules import batch_signatures
 from course.testing.diagnose import Signature, close, scaled, when
+from course.testing.failure import CheckFailure
 
 FLIPPED = ("the kernel is flipped: that is the convolution of signal processing. A "
            "convolutional layer computes a cross-correlation, y[i, j] = sum over c, p, q of "
@@ -40,6 +44,9 @@ def conv_signatures(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
     if bias is not None:
         signatures.append(when("no_bias", lambda g, e: close(g + bias[:, None, None], e),
                                "the bias is missing: add bias[o] to every output of filter o."))
+        signatures.append(when("bias_last_axis", lambda g, e: e.shape[-1] == len(bias) and close(
+            g, e - bias[:, None, None] + bias) and not close(g, e), bias_axis_hint(case)[
+                case.out_shape]))
     if p:
         signatures.append(when("one_side", lambda g, e: close(
             g, conv_as(x, weight, bias, s, (0, 2 * p))), one_side(p)))
@@ -73,7 +80,8 @@ def forward_signatures(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | Non
 
     def layout(**wrong):
         return lambda g, e: close(g, conv_as(x, weight, bias, s, (p, p), **wrong))
-    return conv_signatures(x, weight, bias, case) + tuple(_shape_signatures(x, case)) + (
+    return conv_signatures(x, weight, bias, case) + layout_signatures() + tuple(
+        _shape_signatures(x, case)) + (
         when("columns_order", layout(rows_order="pqc"), ORDER),
         when("filters_order", layout(filters_order="pqc"), ORDER),
         when("raw_filters", layout(filters_order="raw"),
@@ -167,3 +175,42 @@ def bias_signatures(grad_output: np.ndarray) -> tuple[Signature, ...]:
         signatures += (scaled(1 / (oh * ow), f"dL/db is averaged over the OH*OW = {oh * ow} "
                               f"positions instead of summed. {right}", "positions_mean"),)
     return signatures + batch_signatures(n, "dL/db")
+
+
+# ---------------------------------------------------------------------------- raised
+SHAPE = re.compile(r"\((\d+(?:, ?\d+)*),?\)")
+
+
+def raised_hint(failure: CheckFailure, hints: dict[tuple[int, ...], str]) -> CheckFailure:
+    """``failure`` (the student's code raised) with the likely mistake when its message names
+    one of the shapes of ``hints``, as numpy's reshape and broadcasting errors do: what the
+    kernel said only explains, it decides nothing."""
+    message = str(failure)
+    named = {tuple(int(n) for n in found.split(",")) for found in SHAPE.findall(message)}
+    for shape, hint in hints.items():
+        if shape in named:
+            return CheckFailure(f"{message}\n  Likely mistake: {hint}")
+    return failure
+
+
+def size_hints(n: int, c: int, h: int, w: int, kernel: int, stride: int) -> dict:
+    """The shapes im2col and col2im reach with the output size's ``+ 1`` forgotten, or with
+    the height's count of windows used for the width."""
+    oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
+    plus_one = (f"the number of windows per axis is (size - kernel_size) // stride + 1 = "
+                f"{oh} x {ow} here: the + 1 is missing (the first window is at 0).")
+    hints = {(n, oh - 1, ow - 1, c, kernel, kernel): plus_one,
+             (n * (oh - 1) * (ow - 1), c * kernel * kernel): plus_one}
+    if oh != ow:
+        square = (f"the windows are counted as OH x OH = {oh} x {oh}: right only on square "
+                  f"inputs. This input is {h} x {w}: count OH from the height and OW from the "
+                  "width (or take both from the sliding window view's shape).")
+        hints[(n * oh * oh, c * kernel * kernel)] = hints[(n, oh, oh, c, kernel, kernel)] = square
+    return hints
+
+
+def bias_axis_hint(case: ConvCase) -> dict:
+    """The bias ``(O,)`` added to the ``(N, O, OH, OW)`` output: numpy broadcasts it along OW."""
+    return {case.out_shape: "the bias (O,) is added to the (N, O, OH, OW) output, so numpy "
+            "lines it up with the last axis, OW. Add it to the (N*OH*OW, O) product before "
+            "reshaping, or as bias[:, None, None]."}

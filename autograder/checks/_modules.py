@@ -169,14 +169,15 @@ def _grad(what: str, module, name: str) -> np.ndarray:
 
 
 def expect_accumulation(what: str, student, once, x: np.ndarray, grad_output: np.ndarray,
-                        names: tuple[str, ...], fix_first: str) -> None:
+                        names: tuple[str, ...], fix_first: str, one_pass=_one_pass) -> None:
     """Two backward passes without zero_grad must add up, as in PyTorch: judged on the
     student's own gradients, so that a wrong gradient (``fix_first``'s cell) costs nothing
     here. ``once``, a twin of ``student`` with the same parameters, makes one pass;
-    ``student`` makes two; each parameter's grad must then be twice ``once``'s."""
-    _one_pass(what, once, x, grad_output)
+    ``student`` makes two (each with ``one_pass``); each parameter's grad must then be twice
+    ``once``'s."""
+    one_pass(what, once, x, grad_output)
     for _ in range(2):
-        _one_pass(what, student, x, grad_output)
+        one_pass(what, student, x, grad_output)
     for name in names:
         if getattr(once, name, None) is None:
             continue

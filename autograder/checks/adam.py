@@ -14,14 +14,16 @@ from autograder.registry import check
 
 # ----------------------------------------------------------------------------- Adam, AdamW
 def adam_rule(s: Step, grad: np.ndarray, *, correct: bool = True, decay: float = 0.0,
-              eps_at: str = "outside") -> np.ndarray:
+              eps_at: str = "outside", correct_v: bool = True) -> np.ndarray:
     """The weight after one Adam step with ``grad``; ``decay`` shrinks w first (AdamW);
     ``eps_at`` places eps as PyTorch does ("outside" sqrt(v_hat)), "inside" the root, or
-    "uncorrected", added to sqrt(v) before the bias correction."""
+    "uncorrected", added to sqrt(v) before the bias correction; ``correct_v=False`` corrects
+    m only."""
     beta1, beta2 = s["betas"]
     m = beta1 * s.before.get("exp_avg", 0.0) + (1 - beta1) * grad
     v = beta2 * s.before.get("exp_avg_sq", 0.0) + (1 - beta2) * grad * grad
     c1, c2 = (1 - beta1**s.t, 1 - beta2**s.t) if correct else (1.0, 1.0)
+    c2 = c2 if correct_v else 1.0
     denominator = {"outside": np.sqrt(v / c2) + s["eps"], "inside": np.sqrt(v / c2 + s["eps"]),
                    "uncorrected": (np.sqrt(v) + s["eps"]) / np.sqrt(c2)}[eps_at]
     return s.w * (1 - decay) - s["lr"] * (m / c1) / denominator
@@ -43,6 +45,11 @@ def no_bias_correction(decoupled: bool) -> Mistake:
         "first steps have the wrong size.")
 
 
+SECOND_MOMENT = Mistake(
+    "no_second_moment_correction", lambda s: adam_rule(s, s.l2(), correct_v=False),
+    "the second moment is not bias-corrected: m_hat = m / (1 - beta1**t) is there, v_hat = "
+    "v / (1 - beta2**t) is missing. Divide by sqrt(v_hat) + eps: without it the first steps "
+    "are 1/sqrt(1 - beta2**t) times too large (32 times at t = 1 with beta2 = 0.999).")
 EPS_MISTAKES = (
     Mistake("eps_inside_sqrt", lambda s: adam_rule(s, s.l2(), eps_at="inside"),
             "eps is inside the square root (sqrt(v_hat + eps)); PyTorch divides by "
@@ -69,7 +76,7 @@ def state_lost(decay: Callable[[Step], dict]) -> tuple[Mistake, ...]:
 
 
 ADAM_MISTAKES = EPS_MISTAKES + state_lost(lambda s: {"grad": s.l2()}) + (
-    no_bias_correction(decoupled=False),
+    no_bias_correction(decoupled=False), SECOND_MOMENT,
     Mistake("decay_after_moments", lambda s: adam_rule(s, s.g, decay=_decoupled(s))
             if s["weight_decay"] else None,
             "weight decay was applied to the weights after the moments (that is AdamW's "

@@ -8,12 +8,15 @@ order, overlaps that do not add up.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from autograder.checks._conv_cases import (
     ConvCase, fancy_add, offsets_without_stride, reference_conv, rows,
 )
-from autograder.checks._conv_signatures import conv_signatures
+from autograder.checks._conv_signatures import conv_signatures, raised_hint, size_hints
+from autograder.checks._conv_usage import expect_float32
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing.compare import as_array, expect_close
@@ -83,17 +86,44 @@ def _im2col_signatures(x: np.ndarray, kernel: int, stride: int) -> tuple[Signatu
     )
 
 
+def fails(expect: Callable[[object], None], function: object) -> Callable[[], bool]:
+    """The verdict of ``expect`` (a cell's own judgement, on the inputs that cell grades),
+    reached when first asked: whether ``function`` fails it. A Conv2d cell uses it to leave a
+    step that raised in the student's im2col or col2im to that function's own cell."""
+    found: list[bool] = []
+
+    def failed() -> bool:
+        if not found:
+            try:
+                expect(function)
+                found.append(False)
+            except CheckFailure:
+                found.append(True)
+        return found[0]
+    return failed
+
+
 @check
 def im2col_rows(im2col):
     """im2col(x, kernel_size, stride): one row per window, rows (n, i, j), columns (c, p, q),
     for several channels, non-square images, strides 1 and 2."""
+    expect_im2col(im2col)
+
+
+def expect_im2col(im2col) -> None:
     rng = np.random.default_rng(20)
     for shape, kernel, stride in WINDOW_CASES:
         x = rng.standard_normal(shape)
-        got = call(f"im2col(x of shape {shape}, {kernel}, stride={stride})", im2col, x.copy(),
-                   kernel, stride=stride)
+        try:
+            got = call(f"im2col(x of shape {shape}, {kernel}, stride={stride})", im2col,
+                       x.copy(), kernel, stride=stride)
+        except CheckFailure as failure:
+            raise raised_hint(failure, size_hints(*shape, kernel, stride)) from None
         expect_close(f"im2col(x, {kernel}, stride={stride})", got, nn.im2col(x, kernel, stride),
                      f"x of shape {shape}", _im2col_signatures(x, kernel, stride))
+    x = rng.standard_normal(WINDOW_CASES[0][0]).astype(np.float32)
+    expect_float32("im2col(x, 3) of a float32 x", call("im2col", im2col, x, 3, stride=1),
+                   "input")
 
 
 # ---------------------------------------------------------------------------- col2im
@@ -128,15 +158,27 @@ def _im2col_note(im2col: object, shape: tuple[int, ...], kernel: int, stride: in
 def col2im_adds_overlaps(col2im, im2col):
     """col2im(cols, shape, kernel_size, stride) adds each row back onto its window, overlaps
     added up (stride < kernel) and not (stride = kernel), against the reference."""
+    expect_col2im(col2im, im2col)
+
+
+def expect_col2im(col2im, im2col=None) -> None:
     rng = np.random.default_rng(22)
     for shape, kernel, stride in WINDOW_CASES:
         expected_shape = nn.im2col(np.zeros(shape), kernel, stride).shape
         cols = rng.standard_normal(expected_shape)
-        got = call(f"col2im(cols of shape {cols.shape}, {shape}, {kernel}, stride={stride})",
-                   col2im, cols.copy(), shape, kernel, stride=stride)
+        try:
+            got = call(f"col2im(cols of shape {cols.shape}, {shape}, {kernel}, stride={stride})",
+                       col2im, cols.copy(), shape, kernel, stride=stride)
+        except CheckFailure as failure:
+            raise raised_hint(failure, size_hints(*shape, kernel, stride)) from None
         try:
             expect_close(f"col2im(cols, {shape}, {kernel}, stride={stride})", got,
                          nn.col2im(cols, shape, kernel, stride), "random cols",
                          _col2im_signatures(cols, shape, kernel, stride))
         except CheckFailure as failure:
-            raise CheckFailure(str(failure) + _im2col_note(im2col, shape, kernel, stride)) from None
+            note = "" if im2col is None else _im2col_note(im2col, shape, kernel, stride)
+            raise CheckFailure(str(failure) + note) from None
+    shape, kernel, stride = WINDOW_CASES[0]
+    cols = rng.standard_normal(nn.im2col(np.zeros(shape), kernel, stride).shape)
+    expect_float32("col2im of float32 cols", call("col2im", col2im, cols.astype(np.float32),
+                                                  shape, kernel, stride=stride), "cols")

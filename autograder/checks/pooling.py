@@ -8,16 +8,21 @@ last one, column by column, overlapping windows that overwrite instead of adding
 """
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+from typing import Callable, Iterator
 
 import numpy as np
 
+from autograder.checks._calls import method, placed
+from autograder.checks._conv_runs import attempt
+from autograder.checks._conv_usage import expect_float32, expect_latest
 from autograder.checks._modules import expect_input_grad, forward_pair
 from autograder.integrity import check_instance
 from autograder.registry import check
-from autograder.sandbox import construct
-from course.testing.compare import expect_close
+from autograder.sandbox import call, construct
+from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import Signature, close, scaled, when
+from course.testing.failure import CheckFailure
 from minitorch_ref import nn as ref
 from minitorch_ref.nn.im2col import add_windows, windows
 
@@ -58,6 +63,24 @@ def _cases(kind: str, seed: int) -> list[PoolCase]:
     return cases
 
 
+@contextlib.contextmanager
+def told(name: str, case: PoolCase) -> Iterator[None]:
+    """A failure of the block names the layer and the input the check used; a forward that
+    raised because its windows moved by the kernel size is told the stride was ignored."""
+    try:
+        yield
+    except CheckFailure as failure:
+        built = f"{name}({case.kernel}" + ("" if case.stride_arg is None
+                                           else f", stride={case.stride_arg}") + ")"
+        note = f"\n  The check built {built} and gave it x of shape {case.shape}."
+        if case.stride != case.kernel and f"/ {case.kernel} + 1 is not an integer" in str(failure):
+            note += (f"\n  Likely mistake: the stride argument is ignored: your layer moves its "
+                     f"windows by {case.kernel}, the kernel size, not by stride={case.stride}. "
+                     "Keep the stride it is given: self.stride = kernel_size if stride is None "
+                     "else stride.")
+        raise CheckFailure(str(failure) + note) from None
+
+
 def _pair(Pool: type, reference_cls: type, case: PoolCase):
     name = reference_cls.__name__
     if case.stride_arg is None:     # the default stride, the kernel size
@@ -66,6 +89,34 @@ def _pair(Pool: type, reference_cls: type, case: PoolCase):
         student = construct(Pool, case.kernel, stride=case.stride_arg)
     check_instance(name, student)
     return student, reference_cls(case.kernel, case.stride_arg)
+
+
+# ---------------------------------------------------------------------------- how it is used
+def _float32_pass(name: str, Pool: type, reference_cls: type, case: PoolCase) -> tuple:
+    """The output and dL/dx of the student's layer on float32 inputs (None where it failed)."""
+    student, _ = _pair(Pool, reference_cls, case)
+    x, grad_output = case.x.astype(np.float32), case.grad_output.astype(np.float32)
+    y, _ = attempt(f"{name}.forward output", student.forward, placed(x, student)[0])
+    dx, _ = attempt(f"{name}.backward return value (dL/dx)", method(student, "backward"),
+                    grad_output)
+    return y, dx
+
+
+def _expect_latest(name: str, Pool: type, reference_cls: type, case: PoolCase,
+                   resized: bool = False) -> None:
+    """forward(x1) (another batch, of another size if ``resized``), forward(x), backward(G):
+    dL/dx is the student's own for x alone."""
+    x1 = np.concatenate([case.x] * 2) if resized else case.x[..., ::-1].copy()
+
+    def input_grad(*inputs: np.ndarray) -> np.ndarray:
+        student, _ = _pair(Pool, reference_cls, case)
+        for given in inputs:
+            call(f"{name}.forward", student.forward, placed(given, student)[0])
+        return as_array(f"{name}.backward return value (dL/dx)",
+                        call(f"{name}.backward", method(student, "backward"),
+                             case.grad_output.copy()))
+    expect_latest(f"{name}.backward's dL/dx", input_grad(x1, case.x), input_grad(case.x),
+                  lambda: input_grad(x1))
 
 
 # ---------------------------------------------------------------------------- routes
@@ -160,10 +211,15 @@ def maxpool2d_forward(MaxPool2d):
     """The largest value of each window: windows side by side (the default stride) and
     overlapping, non-square images, several channels."""
     for case in _cases("normal", 30):
-        student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
-        got, expected = forward_pair("MaxPool2d", student, reference, case.x)
-        expect_close("MaxPool2d.forward output", got, expected, str(case),
-                     _forward_signatures(case))
+        with told("MaxPool2d", case):
+            student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
+            got, expected = forward_pair("MaxPool2d", student, reference, case.x)
+            expect_close("MaxPool2d.forward output", got, expected, str(case),
+                         _forward_signatures(case))
+    case = _cases("normal", 30)[1]
+    with told("MaxPool2d", case):
+        expect_float32("MaxPool2d.forward output", _float32_pass(
+            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[0], "input")
 
 
 @check
@@ -172,9 +228,15 @@ def maxpool2d_backward(MaxPool2d):
     several tie (as in PyTorch); overlapping windows add up."""
     for kind, fd in (("normal", True), ("ties", False)):
         for case in _cases(kind, 31):
-            student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
-            expect_input_grad("MaxPool2d", student, reference, case.x, case.grad_output, case,
-                              _max_signatures(case), fd=fd)
+            with told("MaxPool2d", case):
+                student, reference = _pair(MaxPool2d, ref.MaxPool2d, case)
+                expect_input_grad("MaxPool2d", student, reference, case.x, case.grad_output,
+                                  case, _max_signatures(case), fd=fd)
+    case = _cases("normal", 31)[1]
+    with told("MaxPool2d", case):
+        expect_float32("MaxPool2d.backward's dL/dx", _float32_pass(
+            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[1], "input and gradient")
+        _expect_latest("MaxPool2d", MaxPool2d, ref.MaxPool2d, case)
 
 
 # ---------------------------------------------------------------------------- AvgPool2d
@@ -205,8 +267,16 @@ def avgpool2d(AvgPool2d):
     """Forward: the mean of each window; backward: each pixel gets grad / (k*k) from every
     window that contains it. Side by side and overlapping windows."""
     for case in _cases("normal", 32):
-        student, reference = _pair(AvgPool2d, ref.AvgPool2d, case)
-        got, expected = forward_pair("AvgPool2d", student, reference, case.x)
-        expect_close("AvgPool2d.forward output", got, expected, str(case), _avg_signatures(case))
-        expect_input_grad("AvgPool2d", student, reference, case.x, case.grad_output, case,
-                          _avg_signatures(case))
+        with told("AvgPool2d", case):
+            student, reference = _pair(AvgPool2d, ref.AvgPool2d, case)
+            got, expected = forward_pair("AvgPool2d", student, reference, case.x)
+            expect_close("AvgPool2d.forward output", got, expected, str(case),
+                         _avg_signatures(case))
+            expect_input_grad("AvgPool2d", student, reference, case.x, case.grad_output, case,
+                              _avg_signatures(case))
+    case = _cases("normal", 32)[1]
+    with told("AvgPool2d", case):
+        for quantity, value in zip(("AvgPool2d.forward output", "AvgPool2d.backward's dL/dx"),
+                                   _float32_pass("AvgPool2d", AvgPool2d, ref.AvgPool2d, case)):
+            expect_float32(quantity, value, "input")
+        _expect_latest("AvgPool2d", AvgPool2d, ref.AvgPool2d, case, resized=True)

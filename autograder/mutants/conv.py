@@ -14,6 +14,25 @@ from autograder.mutants import Mutant
 from minitorch_ref import nn
 
 
+# ---------------------------------------------------------------------------- all layers
+def _keeping_first(base: type, saved: str) -> type:
+    """``base`` whose forward keeps what it saved as ``saved`` at its first call only."""
+    def forward(self, x):
+        first = getattr(self, saved, None)
+        y = base.forward(self, x)
+        if first is not None:
+            setattr(self, saved, first)
+        return y
+    return type(f"{base.__name__}KeepingFirst", (base,), {"forward": forward})
+
+
+def _backward_float64(base: type) -> type:
+    """``base`` whose backward returns dL/dx in float64 whatever its input's dtype."""
+    def backward(self, grad_output):
+        return base.backward(self, grad_output).astype(np.float64)
+    return type(f"{base.__name__}BackwardFloat64", (base,), {"backward": backward})
+
+
 # ---------------------------------------------------------------------------- Conv2d
 class _Steps(nn.Conv2d):
     """Conv2d in the notebook's steps, each a method a mutant can replace."""
@@ -106,7 +125,7 @@ class ConvStrideIgnoredInBackward(_Steps):
         k, s = self.kernel_size[0], self.stride[0]
         oh, ow = (h - k) // s + 1, (w - k) // s + 1
         grads = cols.reshape(n, oh, ow, c, k, k)
-        out = np.zeros(shape)
+        out = np.zeros(shape, dtype=cols.dtype)
         for p in range(k):
             for q in range(k):
                 out[:, :, p:p + oh, q:q + ow] += grads[..., p, q].transpose(0, 3, 1, 2)
@@ -172,7 +191,7 @@ class ConvCol2imOverwrites(_Steps):
     def scatter(self, cols, shape):
         positions = np.arange(int(np.prod(shape))).reshape(shape)
         index = nn.im2col(positions, self.kernel_size, self.stride)
-        out = np.zeros(int(np.prod(shape)))
+        out = np.zeros(int(np.prod(shape)), dtype=cols.dtype)
         out[index] += cols
         return out.reshape(shape)
 
@@ -184,10 +203,98 @@ class ConvGradsAssigned(_Steps):
             self.bias.grad[...] = self.bias_grad(grad_output, g)
 
 
+class ConvChannelsLast(_Steps):
+    """Output (N, OH, OW, O), and a backward that takes its gradient in that layout."""
+
+    def shaped(self, y, n, oh, ow):
+        return y.reshape(n, oh, ow, self.out_channels)
+
+    def backward(self, grad_output):
+        return super().backward(np.asarray(grad_output).transpose(0, 3, 1, 2))
+
+
+class ConvSqueezed(_Steps):
+    def shaped(self, y, n, oh, ow):
+        return np.squeeze(super().shaped(y, n, oh, ow))
+
+
+class ConvWeightTorchLayout(_Steps):
+    """The weight in PyTorch's (O, C, k, k) layout, used consistently."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight = nn.Parameter(self.weight.data.transpose(1, 0, 2, 3).copy())
+
+    def matrix(self):
+        return self.weight.data.reshape(self.out_channels, -1).T
+
+    def weight_grad(self, g):
+        return (self.cols.T @ g).T.reshape(self.weight.data.shape)
+
+
+class ConvBiasOnLastAxis(_Steps):
+    """The bias added after the output is laid out (N, O, OH, OW): it broadcasts on OW."""
+
+    def forward(self, x):
+        y = super().forward(x)
+        return y if self.bias is None else y - self.bias.data[:, None, None] + self.bias.data
+
+
+class ConvOutputFloat64(_Steps):
+    def forward(self, x):
+        return super().forward(x).astype(np.float64)
+
+
+class ConvInputGradFloat64(_Steps):
+    def scatter(self, cols, shape):
+        return super().scatter(cols, shape).astype(np.float64)
+
+
+class ConvFloat32Columns(_Steps):
+    def rows(self, padded):
+        return super().rows(padded).astype(np.float32)
+
+
 class ConvWithoutBias(_Steps):
     def forward(self, x):
         y = super().forward(x)
         return y if self.bias is None else y - self.bias.data[:, None, None]
+
+
+class _Drawn(_Steps):
+    """Conv2d whose parameters come from ``draw(rng, bound)`` (weight, bias), from the
+    generator it is given; the reference's own draws use another one."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 rng=None, dtype=np.float64):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias,
+                         np.random.default_rng(0), dtype)
+        rng = np.random.default_rng() if rng is None else rng
+        weight, bias_values = self.draw(rng, 1 / np.sqrt(in_channels * kernel_size ** 2))
+        self.weight.data = weight.astype(dtype)
+        if self.bias is not None:
+            self.bias.data = bias_values.astype(dtype)
+
+    def draw(self, rng, bound):
+        shape = self.weight.data.shape
+        return rng.uniform(-bound, bound, size=shape), rng.uniform(-bound, bound, size=shape[1])
+
+
+class ConvInitBoundOverChannels(_Drawn):
+    def draw(self, rng, bound):
+        return super().draw(rng, 1 / np.sqrt(self.in_channels))
+
+
+class ConvInitBiasFirst(_Drawn):
+    def draw(self, rng, bound):
+        bias = rng.uniform(-bound, bound, size=self.out_channels)
+        return rng.uniform(-bound, bound, size=self.weight.data.shape), bias
+
+
+class ConvInitDtypeIgnored(_Drawn):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight.data = self.weight.data.astype(np.float64)
 
 
 # ---------------------------------------------------------------------------- functions
@@ -258,6 +365,13 @@ def im2col_stride_ignored(x, kernel_size, stride=1):
     return _laid_out(x, kernel_size, 1, (0, 2, 3, 1, 4, 5))
 
 
+def im2col_square_only(x, kernel_size, stride=1):
+    n, c, h, _ = x.shape
+    size = (h - kernel_size) // stride + 1       # the height's count used for the width too
+    view = _windows(x, kernel_size, stride).transpose(0, 2, 3, 1, 4, 5)
+    return view.reshape(n * size * size, c * kernel_size * kernel_size)
+
+
 def col2im_fancy_add(cols, shape, kernel_size, stride=1):
     index = nn.im2col(np.arange(int(np.prod(shape))).reshape(shape), kernel_size, stride)
     out = np.zeros(int(np.prod(shape)))
@@ -274,6 +388,16 @@ def col2im_stride_ignored(cols, shape, kernel_size, stride=1):
     for i in range(oh):
         for j in range(ow):
             out[:, :, i:i + k, j:j + k] += blocks[:, i, j]
+    return out
+
+
+def col2im_size_without_plus_one(cols, shape, kernel_size, stride=1):
+    n, c, h, w = shape
+    k = kernel_size
+    oh, ow = (h - k) // stride, (w - k) // stride        # the + 1 forgotten
+    out = np.zeros(shape)
+    view = sliding_window_view(out, (k, k), axis=(2, 3), writeable=True)[:, :, ::stride, ::stride]
+    np.add.at(view, (slice(None),), cols.reshape(n, oh, ow, c, k, k).transpose(0, 3, 1, 2, 4, 5))
     return out
 
 
@@ -388,9 +512,7 @@ MUTANTS = [
     Mutant("conv_crop_from_corner", "Conv2d", ConvCropFromCorner, "top-left corner",
            "dL/dx cropped as grad[:, :, :H, :W]"),
     Mutant("conv_crop_p_to_minus_p", "Conv2d", ConvCropPToMinusP, "0:0",
-           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0",
-           also=(("conv2d_stride", "the strided layers without padding get an empty dL/dx "
-                                   "too, and an empty gradient shows no stride"),)),
+           "dL/dx cropped as grad[:, :, p:-p, p:-p], empty when p = 0"),
     Mutant("conv_stride_ignored_in_backward", "Conv2d", ConvStrideIgnoredInBackward,
            "stride is ignored in backward", "col2im puts window (i, j) at (i, j)"),
     Mutant("conv_weight_grad_first_image", "Conv2d", ConvWeightGradFirstImage, "first image",
@@ -408,10 +530,15 @@ MUTANTS = [
     Mutant("conv_weight_reshaped_raw", "Conv2d", ConvWeightReshapedRaw, "mixes up the filters",
            "filter matrix = weight.reshape(-1, O)"),
     Mutant("conv_channels_not_moved", "Conv2d", ConvChannelsNotMoved, "reshaped straight",
-           "y.reshape(N, O, OH, OW) without the transpose",
-           also=(("conv2d_stride", "the reshape scrambles the outputs differently for every "
-                                   "output size, so the strided output is no subsample of the "
-                                   "student's own stride-1 one"),)),
+           "y.reshape(N, O, OH, OW) without the transpose"),
+    Mutant("conv_channels_last", "Conv2d", ConvChannelsLast, "channels are last",
+           "output (N, OH, OW, O), backward taking its gradient in that layout"),
+    Mutant("conv_squeezed", "Conv2d", ConvSqueezed, "np.squeeze",
+           "np.squeeze of the output: a batch of one loses its batch axis"),
+    Mutant("conv_weight_torch_layout", "Conv2d", ConvWeightTorchLayout, "PyTorch's layout",
+           "weight of shape (O, C, k, k), used consistently"),
+    Mutant("conv_bias_on_last_axis", "Conv2d", ConvBiasOnLastAxis, "last axis",
+           "the bias added to the (N, O, OH, OW) output, broadcast along OW"),
     Mutant("conv_col2im_overwrites", "Conv2d", ConvCol2imOverwrites, "np.add.at",
            "col2im with out[index] += cols",
            also=(("conv2d_stride", "windows of kernel 3 at stride 2 overlap too, and the "
@@ -419,6 +546,20 @@ MUTANTS = [
                                    "there as well"),)),
     Mutant("conv_grads_assigned", "Conv2d", ConvGradsAssigned, "instead of `+=`",
            "weight.grad = ..., not +="),
+    Mutant("conv_keeps_first_windows", "Conv2d", _keeping_first(_Steps, "cols"),
+           "what the first forward saved", "self.cols saved at the first forward only"),
+    Mutant("conv_output_float64", "Conv2d", ConvOutputFloat64, "stays in float32",
+           "a float32 layer's output cast to float64"),
+    Mutant("conv_input_grad_float64", "Conv2d", ConvInputGradFloat64, "stays in float32",
+           "a float32 layer's dL/dx in float64"),
+    Mutant("conv_float32_columns", "Conv2d", ConvFloat32Columns, "as float32 arithmetic does",
+           "im2col's columns cast to float32 in a float64 layer"),
+    Mutant("conv_init_bound_over_channels", "Conv2d", ConvInitBoundOverChannels,
+           "fan-in of a filter is C*K*K", "U(+-1/sqrt(C)): the kernel's K*K left out"),
+    Mutant("conv_init_bias_first", "Conv2d", ConvInitBiasFirst, "bias is drawn before",
+           "the bias drawn from the rng before the weight"),
+    Mutant("conv_init_dtype_ignored", "Conv2d", ConvInitDtypeIgnored, ".astype(dtype)",
+           "the weight kept in float64 whatever the dtype"),
     Mutant("conv_without_bias", "Conv2d", ConvWithoutBias, "bias is missing",
            "forward forgets the bias"),
     Mutant("naive_kernel_flipped", "conv2d_naive", naive_kernel_flipped, "kernel is flipped",
@@ -445,6 +586,10 @@ MUTANTS = [
            also=(("conv2d_stride", "with a row for every stride-1 window the notebook's Conv2d "
                                    "cannot reshape its product at stride 2: it raises, and a "
                                    "layer that raises earns no point"),)),
+    Mutant("im2col_square_only", "im2col", im2col_square_only, "square",
+           "OH used for both axes: right on square inputs only"),
+    Mutant("col2im_size_without_plus_one", "col2im", col2im_size_without_plus_one, "+ 1",
+           "the output size (H - k) // stride without its + 1: the reshape raises"),
     Mutant("col2im_fancy_add", "col2im", col2im_fancy_add, "np.add.at",
            "out[index] += cols loses repeated indices"),
     Mutant("col2im_stride_ignored", "col2im", col2im_stride_ignored, "stride is ignored",
@@ -466,6 +611,16 @@ MUTANTS = [
            also=(("maxpool2d_backward", "a forward that pools every stride-1 window saves no "
                                         "maxima for the windows asked for, so backward has "
                                         "nothing to route"),)),
+    Mutant("maxpool_keeps_first_argmax", "MaxPool2d", _keeping_first(nn.MaxPool2d, "argmax"),
+           "what the first forward saved", "the maxima's places saved at the first forward only"),
+    Mutant("maxpool_backward_float64", "MaxPool2d", _backward_float64(nn.MaxPool2d),
+           "stays in float32",
+           "dL/dx of a float32 input in float64"),
+    Mutant("avgpool_keeps_first_shape", "AvgPool2d", _keeping_first(nn.AvgPool2d, "input_shape"),
+           "what the first forward saved", "the input's shape saved at the first forward only"),
+    Mutant("avgpool_backward_float64", "AvgPool2d", _backward_float64(nn.AvgPool2d),
+           "stays in float32",
+           "dL/dx of a float32 input in float64"),
     Mutant("avgpool_backward_not_divided", "AvgPool2d", AvgPoolBackwardNotDivided,
            "k*k = ", "backward copies grad_output to every pixel"),
     Mutant("avgpool_backward_divided_by_k", "AvgPool2d", AvgPoolBackwardDividedByK, "divide by k*k",

@@ -99,6 +99,11 @@ class _AdamWithDenominator(optim.Adam):
         param.data -= group["lr"] * m / (1 - beta1**t) / denominator
 
 
+class AdamNoSecondMomentCorrection(_AdamWithDenominator):
+    def _denominator(self, v, correction, eps):
+        return np.sqrt(v) + eps
+
+
 class AdamEpsInsideSqrt(_AdamWithDenominator):
     """eps added to v_hat under the root: sqrt(v_hat + eps)."""
 
@@ -240,6 +245,8 @@ MUTANTS = [
            "overrides the constructor's value", "defaults override the group dict's own keys"),
     Mutant("adam_no_bias_correction", "Adam", AdamNoBiasCorrection, "without bias correction",
            "m and v used without dividing by 1 - beta**t"),
+    Mutant("adam_no_second_moment_correction", "Adam", AdamNoSecondMomentCorrection,
+           "second moment", "m corrected by 1 - beta1**t, v used without 1 - beta2**t"),
     Mutant("adam_eps_inside_sqrt", "Adam", AdamEpsInsideSqrt, "inside the square root",
            "sqrt(v_hat + eps)"),
     Mutant("adam_eps_before_correction", "Adam", AdamEpsBeforeCorrection,

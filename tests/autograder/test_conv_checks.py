@@ -11,7 +11,7 @@ from autograder.mutants.conv import MUTANTS
 from students import (MODULES, assert_mutants_cover, assert_says, family, family_tests, grade,
                       grade_student, notebook, solution_source)
 
-FAMILY = family("conv", "conv_functions", "conv_layout", "pooling")
+FAMILY = family("conv", "conv_functions", "conv_init", "conv_layout", "pooling")
 CONV_CELLS = ("conv2d_forward", "conv2d_backward_input", "conv2d_backward_params",
               "conv2d_stride", "conv2d_padding")
 # The notebook's read-only input checks and its solution cells, on the students' Module.
@@ -22,7 +22,7 @@ SOLUTION = MODULES + "\nfrom numpy.lib.stride_tricks import sliding_window_view\
 
 def test_family_has_the_expected_checks():
     assert set(FAMILY) == {
-        "conv2d_naive_values", "im2col_rows", "col2im_adds_overlaps", *CONV_CELLS,
+        "conv2d_naive_values", "im2col_rows", "col2im_adds_overlaps", "conv2d_init", *CONV_CELLS,
         "maxpool2d_forward", "maxpool2d_backward", "avgpool2d"}
     assert registry.CHECKS["conv2d_forward"].targets == ("Conv2d", "im2col")
     assert registry.CHECKS["conv2d_stride"].targets == ("Conv2d", "im2col", "col2im")
@@ -132,7 +132,7 @@ class Conv2d(Conv2d):
         n, c, hp, wp = self.padded_shape
         oh, ow = grad_output.shape[2:]
         grads = (g @ self.filters().T).reshape(n, oh, ow, c, k, k)
-        out = np.zeros(self.padded_shape)
+        out = np.zeros(self.padded_shape, dtype=g.dtype)
         for i in range(oh):
             for j in range(ow):
                 out[:, :, i:i + k, j:j + k] += grads[:, i, j]
@@ -184,3 +184,16 @@ class MaxPool2d(MaxPool2d):
 def test_a_broken_student_is_told_what_is_wrong(name, source, phrases):
     student = notebook(SOLUTION + "\nconv2d_right = conv2d_naive\n" + source)
     assert_says(grade_student(name, student), *phrases)
+
+
+def test_a_pool_that_ignores_its_stride_argument_is_told_so_with_the_arguments_used():
+    """The issue's case: the notebook's output_size raises '(5 + 2*0 - 3) / 3 + 1 is not an
+    integer'; the message now names the layer the check built and the ignored stride."""
+    student = notebook(SOLUTION + '''
+class MaxPool2d(MaxPool2d):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__(kernel_size)
+''')
+    assert_says(grade_student("maxpool2d_forward", student), "MaxPool2d(3, stride=1)",
+                "x of shape (1, 2, 5, 5)", "the stride argument is ignored")
+

@@ -46,6 +46,19 @@ def test_expect_close_message_names_quantity_errors_and_sample():
     assert expected_line.strip() == "expected [1, 1.11111, 1.22222, ...]"  # 3 values at most
 
 
+def test_a_wrong_array_shows_its_first_difference_and_relative_errors_skip_zeros():
+    """The issue's example: the first entries agree, so the sample starts where they do not;
+    the zeros of expected do not turn a small error into a relative one of 1e+08."""
+    expected = np.array([0.0, 0.443075, 0.0, 1.5, 2.0])
+    got = expected + np.array([0.0, 0.0, 1e-2, 0.5, 0.0])
+    with pytest.raises(CheckFailure) as info:
+        expect_close("dL/dx", got, expected)
+    message = str(info.value)
+    assert "first difference at index (2,)" in message
+    assert "expected [..., 0, 1.5, 2]" in message and "got      [..., 0.01, 2, 2]" in message
+    assert "max rel error 0.333 (over the non-zero entries)" in message
+
+
 @pytest.mark.parametrize("value, text", [
     (None, "forget a `return`"),
     ("text", "should be a numpy array"),

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.notebooks.units import Unit, read
+
 pytestmark = pytest.mark.notebooks
 
 RUNNER = Path(__file__).with_name("visible_cells.py")
@@ -110,3 +112,25 @@ def test_unit_13s_visible_tests_name_the_classic_mistakes(edit, says, said):
                       "        self.input_shape, self.x = x.shape, x\n"))
     out = said("13_conv", cell, *edits)
     assert passed not in out and says in out, out
+
+
+@pytest.mark.parametrize("cell", ["im2col-tests", "conv2d-tests"])
+def test_unit_13s_visible_tests_do_not_rest_on_the_students_own_conv2d_naive(cell):
+    """They compare with fixed values: a flipped conv2d_naive failed these two correct
+    exercises ('is wrong (your conv2d_naive on the same input)')."""
+    source = next(c.source for c in read(Unit("13_conv").source).cells if c.get("id") == cell)
+    assert "conv2d_naive" not in source and "by hand" in source
+
+
+@pytest.mark.parametrize("edit, says", [
+    (("conv2d", "return grad_padded[:, :, p:p + h, p:p + w]", "return grad_padded[:, :, p:-p, p:-p]"),
+     "should return dL/dx of the input's shape (1, 1, 3, 4); got (1, 1, 0, 0)"),
+    (("conv2d", "self.out_channels).transpose(0, 3, 1, 2)",
+      "self.out_channels).transpose(0, 3, 1, 2).squeeze()"),
+     "all four axes even for a batch of one; got (2, 2, 3)"),
+], ids=["crop_p_to_minus_p", "squeezed"])
+def test_unit_13s_visible_conv2d_test_catches_padding_0_and_a_batch_of_one(edit, says, said):
+    """Both passed every visible test and lost 6 and 8 hidden points: the visible Conv2d test
+    used padding 1 and N = 2 only."""
+    out = said("13_conv", "conv2d-tests", edit)
+    assert "Conv2d passes" not in out and says in out, out
