@@ -26,6 +26,8 @@ from browser import launch, missing_browser, require
 from instructor_lab import routes, running
 from nbgrader.api import Gradebook
 
+from autograder.pipeline.term import csp
+
 pytestmark = pytest.mark.pipeline
 UNIT, ATTACKER = "01_setup", xss.ATTACKER
 STUDENT_FOLDERS = ("submitted", "autograded", "feedback")
@@ -60,6 +62,9 @@ def course(tmp_path_factory, isolated_jupyter, new_course):
     shutil.copy(root / "release" / UNIT / f"{UNIT}.ipynb", root / "submitted" / ATTACKER / UNIT)
     (root / "notes").mkdir()
     (root / "notes" / "own.js").write_text("console.log('the instructor wrote this');")
+    (root / "notes" / "beacon.js").write_text(HELPER)
+    (root / "notes" / "page.html").write_text(
+        '<p>notes</p><script data-from="own-page" src="/files/notes/beacon.js"></script>')
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         gb.add_student(ATTACKER)
         submission = gb.add_submission(UNIT, ATTACKER)
@@ -105,15 +110,24 @@ def clicked(course, lab):
     the pages that showed the markup as elements."""
     require(missing_browser())
     from playwright.sync_api import sync_playwright
-    seen = {"fired": [], "elements": [], "lab": None}
+    seen = {"fired": [], "elements": [], "scripts": set(), "refused": []}
     with sync_playwright() as playwright:
         browser = launch(playwright)
         context = browser.new_context()
         context.route("**/__pwned__/**", lambda route: (
             seen["fired"].append(route.request.url.rsplit("/", 1)[1]), route.fulfill(status=204)))
         page = context.new_page()
+        page.on("request", lambda r: seen["scripts"].add(r.url.split("?")[0])
+                if r.resource_type == "script" else None)
+        page.on("console", lambda m: seen["refused"].append((page.url, m.text))
+                if "Content Security Policy" in m.text else None)
         page.goto(f"{lab.url}/lab?token={lab.token}")
         page.wait_for_selector(".jp-LabShell", timeout=120_000)
+        page.goto(f"{lab.url}/formgrader/manage_students")
+        page.locator("td", has_text=ATTACKER).first.wait_for()
+        seen["pages"] = list(seen["refused"])
+        page.goto(f"{lab.url}/files/notes/page.html", referer=f"{lab.url}/lab")
+        page.wait_for_load_state("networkidle")
         for tag, link in _links(course[1]).items():
             page.goto(f"{lab.url}/{link}")
             page.wait_for_load_state("networkidle")
@@ -129,6 +143,28 @@ def test_a_script_handed_in_runs_from_no_formgrader_link(clicked, route, source)
     tag = f"{route.split('/')[1]}-{route.count('/')}-{source}"
     assert tag not in clicked["fired"]
     assert tag not in clicked["elements"]
+
+
+def test_the_instructors_pages_load_every_script_they_need(clicked):
+    """JupyterLab and Formgrader, under the policy: nothing refused."""
+    assert clicked["pages"] == []
+
+
+@pytest.mark.parametrize("path", csp.SCRIPT_PATHS)
+def test_each_script_path_is_used_and_serves_no_course_file(lab, session, clicked, path):
+    assert any(url.startswith(f"{lab.url}/{path}") for url in clicked["scripts"])
+    for climb in ("../" * 3, "%2e%2e/" * 3, "..%2f" * 3):
+        answer = session.get(f"{lab.url}/{path}{climb}notes/beacon.js",
+                             headers={"Sec-Fetch-Dest": "script"})
+        assert HELPER not in answer.text
+
+
+def test_a_script_of_the_course_is_refused_by_the_policy_too(clicked):
+    """The instructor's own page in files/ (a student's is text) asks for a script of the
+    course: the policy refuses it before the request (and the server would refuse it)."""
+    assert "own-page" not in clicked["fired"]
+    assert any("beacon.js" in text and "script-src" in text for _, text in clicked["refused"]), \
+        (clicked["refused"], clicked["fired"])
 
 
 def _url(pattern: str) -> str:
