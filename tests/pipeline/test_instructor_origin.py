@@ -31,6 +31,7 @@ from autograder.pipeline.term import csp
 pytestmark = pytest.mark.pipeline
 UNIT, ATTACKER = "01_setup", xss.ATTACKER
 STUDENT_FOLDERS = ("submitted", "autograded", "feedback")
+DROP = "drop"   # an exchange an instructor set inside the course (MINITORCH_EXCHANGE)
 HELPER = f"fetch('{xss.BEACON}'+document.currentScript.dataset.from,{{mode:'no-cors'}})"
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQAB"
                        "pfZFQAAAAABJRU5ErkJggg==")
@@ -54,8 +55,7 @@ def course(tmp_path_factory, isolated_jupyter, new_course):
     (Formgrader serves its files from ``autograded/``), and a script of the instructor's own."""
     root = tmp_path_factory.mktemp("origin") / "course"
     new_course(root, [UNIT])
-    for folder in STUDENT_FOLDERS:
-        where = root / folder / ATTACKER / UNIT
+    for where in [root / folder / ATTACKER / UNIT for folder in STUDENT_FOLDERS] + [root / DROP]:
         where.mkdir(parents=True)
         for name, data in FILES.items():
             (where / name).write_bytes(data)
@@ -74,7 +74,8 @@ def course(tmp_path_factory, isolated_jupyter, new_course):
 
 @pytest.fixture(scope="module")
 def lab(course, tmp_path_factory):
-    with running(course[0], tmp_path_factory.mktemp("lab") / "lab.log") as server:
+    log = tmp_path_factory.mktemp("lab") / "lab.log"
+    with running(course[0], log, {"MINITORCH_EXCHANGE": str(course[0] / DROP)}) as server:
         yield server
 
 
@@ -203,6 +204,13 @@ def test_no_route_shows_markup_from_its_path(course, lab, session):
     assert shown == []
 
 
+def test_formgrader_escapes_what_it_writes(lab, session):
+    """An id the 404 rule lets through (no markup) still reaches the page escaped."""
+    student = "o'neil&co"
+    page = session.get(f"{lab.url}/formgrader/manage_students/{quote(student)}").text
+    assert "o&#39;neil&amp;co" in page and "o'neil&co" not in page
+
+
 def test_formgraders_api_answers_as_json(course, lab, session):
     api = [p for p in routes(course[0]) if "/formgrader/api/" in p]
     assert len(api) > 20
@@ -213,7 +221,7 @@ def test_formgraders_api_answers_as_json(course, lab, session):
 
 def _student_files(notebook_id: str) -> list[str]:
     return [*(f"files/{folder}/{ATTACKER}/{UNIT}/" for folder in STUDENT_FOLDERS),
-            f"formgrader/submissions/{notebook_id}/"]
+            f"formgrader/submissions/{notebook_id}/", f"files/{DROP}/"]
 
 
 @pytest.mark.parametrize("dest", [*ACTIVE, *FRAMES])

@@ -4,7 +4,7 @@ A Jupyter server extension (``autograder.pipeline.term.as_data``, in
 ``hub/instructor/jupyter_server_config.json``, which ``make lab`` and the hub's instructor
 server read). A student's bytes reach the instructor's server in the student folders of the
 course (``submitted/``, ``autograded/``, ``feedback/``, ``downloaded/`` and an exchange kept
-there); Jupyter serves them at ``files/`` (as ``application/javascript``, ``text/html``,
+there, by name or the folder ``MINITORCH_EXCHANGE`` names); Jupyter serves them at ``files/`` (as ``application/javascript``, ``text/html``,
 ``image/svg+xml``: a ``<script src>`` in any page of the origin ran them with the
 instructor's session), ``view/`` and ``nbconvert/``, Formgrader at
 ``formgrader/submissions/<id>/<file>``. Here, for every request:
@@ -33,6 +33,8 @@ from tornado.httputil import HTTPHeaders, HTTPServerRequest
 from tornado.routing import Matcher, Rule
 from tornado.web import OutputTransform, RequestHandler
 
+from autograder.pipeline.term.exchange import exchange
+
 STUDENT_FOLDERS = frozenset({"submitted", "autograded", "feedback", "downloaded", "exchange",
                              "inbound", "outbound"})
 ACTIVE = frozenset({"script", "style", "worker", "sharedworker", "serviceworker", "audioworklet",
@@ -60,9 +62,10 @@ class Served:
 class Course:
     """Which requests are for which files, for a server at ``base_url`` serving ``root``."""
 
-    def __init__(self, base_url: str, root: str) -> None:
+    def __init__(self, base_url: str, root: str, exchange: str | None = None) -> None:
         self.base_url = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
         self.root = os.path.realpath(root)
+        self.exchange = os.path.realpath(exchange) if exchange else None
 
     def served(self, url_path: str) -> Served | None:
         """The file ``url_path`` asks for, or None if it asks for none."""
@@ -85,7 +88,9 @@ class Course:
             return True
         real = os.path.realpath(os.path.join(self.root, *parts))
         inside = os.path.relpath(real, self.root).split(os.sep)
-        return inside[0] == ".." or bool(STUDENT_FOLDERS & set(inside))
+        in_exchange = self.exchange is not None and (
+            real == self.exchange or real.startswith(self.exchange + os.sep))
+        return inside[0] == ".." or in_exchange or bool(STUDENT_FOLDERS & set(inside))
 
 
 def refused(request: HTTPServerRequest, served: Served | None) -> bool:
@@ -163,7 +168,7 @@ def transform(course: Course) -> type[OutputTransform]:
 
 def _load_jupyter_server_extension(serverapp) -> None:
     """The two rules before every route of the server, the transform before gzip's."""
-    course = Course(serverapp.base_url, serverapp.root_dir)
+    course = Course(serverapp.base_url, serverapp.root_dir, os.environ.get(exchange.VARIABLE))
     rules = serverapp.web_app.default_router.rules
     rules.insert(0, Rule(Requests(course, refused), RefusedHandler))
     rules.insert(1, Rule(Requests(course, _viewed), AsFileHandler, {"course": course}))
