@@ -201,7 +201,7 @@ def test_no_route_shows_markup_from_its_path(course, lab, session):
         if answer.headers.get("Content-Type", "").startswith("text/html") and \
                 "<i class=reflected>" in answer.text:
             shown.append(pattern)
-    assert shown == []
+    assert shown == [], "\n".join(shown)
 
 
 def test_formgrader_escapes_what_it_writes(lab, session):
