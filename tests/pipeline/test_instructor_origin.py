@@ -214,9 +214,10 @@ def test_formgrader_escapes_what_it_writes(lab, session):
 def test_formgraders_api_answers_as_json(course, lab, session):
     api = [p for p in routes(course[0]) if "/formgrader/api/" in p]
     assert len(api) > 20
-    kinds = {p: session.get(lab.url + _url(p), timeout=30).headers.get("Content-Type", "")
-             for p in api}
-    assert {p: k for p, k in kinds.items() if not k.startswith("application/json")} == {}
+    answers = {p: session.get(lab.url + _url(p), timeout=30).headers for p in api}
+    assert {p: h.get("Content-Type") for p, h in answers.items()
+            if not h.get("Content-Type", "").startswith("application/json")} == {}
+    assert all("sandbox" in h.get("Content-Security-Policy", "") for h in answers.values())
 
 
 def _student_files(notebook_id: str) -> list[str]:

@@ -13,7 +13,10 @@ breadcrumb), so a link to one with a ``<script>`` in it ran in the instructor's 
 - once every extension is loaded, nbgrader's environment escapes what it writes (autoescape):
   a value is text wherever it lands, inside a script's string too (``&#34;`` ends none);
 - every answer of ``formgrader/api/`` says ``application/json`` (nbgrader's said
-  ``text/html``, so that an id it repeats in an error could be read as a page).
+  ``text/html``, so that an id it repeats in an error could be read as a page), except to
+  Formgrader's own requests (``Sec-Fetch-Dest: empty``, a ``fetch``), whose code parses the
+  text itself (``JSON.parse`` of what jQuery already parsed as JSON stopped every button); each
+  answer is ``nosniff`` and sandboxed, so none is ever a page of the origin.
 """
 from __future__ import annotations
 
@@ -49,12 +52,15 @@ def api_transform(base_url: str) -> type[OutputTransform]:
         def __init__(self, request: HTTPServerRequest) -> None:
             super().__init__(request)
             self.api = request.path.startswith(prefix)
+            self.fetched = request.headers.get("Sec-Fetch-Dest", "").lower() == "empty"
 
         def transform_first_chunk(self, status_code: int, headers: HTTPHeaders, chunk: bytes,
                                   finishing: bool) -> tuple[int, HTTPHeaders, bytes]:
             if self.api:
-                headers["Content-Type"] = JSON
+                if not self.fetched:
+                    headers["Content-Type"] = JSON
                 headers["X-Content-Type-Options"] = "nosniff"
+                headers.add("Content-Security-Policy", "sandbox; default-src 'none'")
             return status_code, headers, chunk
 
     return FormgraderApiIsJson
