@@ -44,8 +44,9 @@ from autograder.pipeline.term.feedback_page import DescribeImages, FeedbackExpor
 from autograder.pipeline.term.inert import MakeInert  # noqa: E402
 
 # The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
-# folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored),
-# made on first use with the modes nbgrader needs (autograder/pipeline/term/exchange/exchange.py).
+# folder named by MINITORCH_EXCHANGE on a hub, else <course>-exchange beside the course (never in
+# it, where the instructor's server would serve what students put there), made on first use
+# with the modes nbgrader needs (autograder/pipeline/term/exchange/exchange.py).
 c.CourseDirectory.course_id = exchange.course_id()
 c.Exchange.root = str(exchange.root(ROOT))
 # Collect (the command and Formgrader's button) refuses what a student could forge: another

@@ -96,7 +96,8 @@ def _formgrader(chromium, hub: Hub):
     """The instructor's Formgrader, under the script policy of ``hub/instructor/``."""
     page = login(chromium, hub, "instructor")
     response = page.goto(f"{hub.server('instructor')}/formgrader/manage_assignments")
-    assert "script-src 'self' 'unsafe-hashes'" in response.headers["content-security-policy"]
+    policy = response.headers["content-security-policy"]
+    assert "/user/instructor/formgrader/static/ 'unsafe-hashes'" in policy
     return page
 
 
