@@ -26,7 +26,7 @@ import pytest
 import disguises
 import honest
 from autograder.notebooks.units import ROOT, Unit, minitorch, nbgrader, read, units
-from autograder.pipeline.ledger import copies, fingerprints
+from autograder.pipeline.term import copies, fingerprints
 from autograder.pipeline.term import report
 from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.ledger.grade import grade

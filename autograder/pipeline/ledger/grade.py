@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook
 
 from autograder.pipeline import gradebook, names
 from autograder.pipeline.job import fingerprint
-from autograder.pipeline.ledger import copies
+from autograder.pipeline.term import copies
 from autograder.pipeline.sandbox import bwrap, cgroups
 from autograder.pipeline.term import inert
 from autograder.pipeline.course import RECORD, Course, digest, regular_files

@@ -30,7 +30,7 @@ from nbgrader.api import Gradebook
 from autograder.notebooks.units import is_solution
 from autograder.pipeline import flags
 from autograder.pipeline.course import Course
-from autograder.pipeline.ledger import copies
+from autograder.pipeline.term import copies
 from autograder.pipeline.term import similar
 
 LIKELY = re.compile(r"Likely mistake:\s*(.+?)(?=\n\s*\n|\n\S|\Z)", re.DOTALL)
@@ -185,7 +185,7 @@ def similar_section(data: ClassData) -> str:
 
 def copies_section(data: ClassData) -> str:
     """The report's list of solution cells that copy the reference: leads to review, since a
-    copy scores what the reference scores (``autograder.pipeline.ledger.copies``)."""
+    copy scores what the reference scores (``autograder.pipeline.term.copies``)."""
     rows = "".join(f"<tr><td>{html.escape(s)}</td><td>{html.escape(u)}</td><td>{html.escape(c)}</td></tr>"
                    for s, u, c in data.copies)
     return ("<h2>Solution cells that copy the reference</h2>\n<p>What the student wrote covers "

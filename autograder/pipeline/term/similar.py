@@ -1,7 +1,7 @@
 """Pairs of students whose solution cells are near-identical: leads for the class report.
 
 For each solution cell of a unit, every two students' versions of it are compared with the
-copy flag's detector (``autograder.pipeline.ledger.fingerprints``: copydetect's k-grams on
+copy flag's detector (``autograder.pipeline.term.fingerprints``: copydetect's k-grams on
 Python's normal form, so renaming, layout, comments, annotations and added code hide
 nothing), leaving out the k-grams the release notebook holds. A pair is near-identical when
 each cell's own code is covered at least ``copies.THRESHOLD`` by the other's, and each holds
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from autograder.pipeline.ledger import copies
-from autograder.pipeline.ledger.fingerprints import Print, containment
+from autograder.pipeline.term import copies
+from autograder.pipeline.term.fingerprints import Print, containment
 
 SHOWN = 20_000     # characters of a cell shown in the report (the rest is cut)
 SIDE_BY_SIDE = 50  # the most similar pairs shown with their code; the others in a table

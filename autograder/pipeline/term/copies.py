@@ -44,7 +44,7 @@ import nbformat
 from autograder.notebooks.lint import BEGIN_SOLUTION, END_SOLUTION, regions
 from autograder.notebooks.units import is_locked, is_solution, nbgrader
 from autograder.pipeline.course import RECORD, Course
-from autograder.pipeline.ledger.fingerprints import (Print, containment, is_bare_string,
+from autograder.pipeline.term.fingerprints import (Print, containment, is_bare_string,
                                                      normal_code, parse)
 
 THRESHOLD = 0.7
