@@ -11,7 +11,8 @@ place and the reference everywhere else. A student's notebook differs in two way
 - the notebook's other graded code is built on the buggy part (``BUILT_ON``): ``AdamW``
   subclasses the student's ``Adam``, the six schedules the student's ``LRScheduler``,
   ``fit`` calls the student's ``train_epoch`` and ``evaluate``, ``TensorMLP`` makes the
-  student's ``Tensor``s, ``Conv2d`` calls the student's ``im2col`` and ``col2im``. Those
+  student's ``Tensor``s, ``Conv2d`` calls the student's ``im2col`` and ``col2im``, ``sample`` the student's
+  ``next_token_probabilities``. Those
   are rebuilt on the mutant, so a check that leans on another
   cell's work shows what that work costs it.
 
@@ -59,6 +60,7 @@ BUILT_ON: dict[str, dict[str, Callable[[object], object]]] = {
     "Tensor": {"TensorMLP": _on("TensorMLP", "Tensor")},
     "im2col": {"Conv2d": _on("Conv2d", "im2col")},
     "col2im": {"Conv2d": _on("Conv2d", "col2im")},
+    "next_token_probabilities": {"sample": _on("sample", "next_token_probabilities")},
 }
 
 

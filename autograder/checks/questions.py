@@ -127,6 +127,10 @@ QUESTIONS: tuple[Question, ...] = (
            "product of the strides below it, and the first pooling has stride 2."),
     Choice("13", "ties", "13.2", "c", "Reread section 5: the derivative of a maximum, and what "
            "max pooling does with the ties a ReLU leaves."),
+    Number("14", "uniform", "14.1", 27, 0.0, "Reread section 2: write the NLL of a model that "
+           "gives every token probability 1/27, then take its exponential."),
+    Choice("14", "temperature", "14.2", "c", "Reread section 4: what does softmax(z / tau) "
+           "become as tau goes to 0?"),
 )
 
 

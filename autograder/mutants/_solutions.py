@@ -1,7 +1,7 @@
 """The functions and classes that only a notebook defines, taken from its solution cells.
 
 Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix``, unit
-12's ``cross_entropy`` and ``TensorMLP`` and unit 13's ``conv2d_naive`` have no twin in
+12's ``cross_entropy`` and ``TensorMLP`` and unit 13's ``conv2d_naive`` and unit 14's bigram and sampler have no twin in
 ``minitorch_ref``: the audit
 grades the source notebook's own solution (every solution cell that defines one of them,
 run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
@@ -34,6 +34,7 @@ FUNCTIONS = {
     "11_capstone": ("confusion_matrix",),
     "12_autograd": ("cross_entropy", "TensorMLP"),
     "13_conv": ("conv2d_naive", "im2col", "col2im", "Conv2d"),
+    "14_language": ("bigram_counts", "bigram_nll", "next_token_probabilities", "sample"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
@@ -42,7 +43,8 @@ GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
            "12_autograd": {"Tensor": Tensor},
            "13_conv": {"Module": nn.Module, "Parameter": nn.Parameter,
                        "default_rng": np.random.default_rng,
-                       "sliding_window_view": sliding_window_view}}
+                       "sliding_window_view": sliding_window_view},
+           "14_language": {"default_rng": np.random.default_rng}}
 # The read-only cells (grade ids) a unit's solutions call: run before them.
 GIVEN = {"13_conv": ("conv-helpers",)}
 # Units whose classes above are given, read-only, rather than written by the student.

@@ -51,7 +51,7 @@ class Mutation:
 
 
 G, L, A, S = "02_gradients", "03_module_linear", "04_activations", "06_sequential"
-C = "13_conv"
+C, T = "13_conv", "14_language"
 MUTATIONS = (
     Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
         ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
@@ -99,12 +99,32 @@ MUTATIONS = (
     Mutation("conv_kernel_flipped", C, "conv2d", (
         ("return self.weight.data.transpose(0, 2, 3, 1)",
          "return self.weight.data[:, :, ::-1, ::-1].transpose(0, 2, 3, 1)"),)),
+    # Unit 14: one student per classic mistake of language modelling, each losing its cell.
+    Mutation("tokenizer_no_boundary", T, "char-tokenizer", (
+        ('self.itos = [boundary, *sorted(set("".join(words)))]',
+         'self.itos = sorted(set("".join(words)))'),)),
+    Mutation("context_windows_no_end", T, "context-windows", (
+        ("for i in range(len(word) + 1):", "for i in range(len(word)):"),)),
+    Mutation("context_windows_shifted", T, "context-windows", (
+        ("contexts.append(stream[i:i + block_size])",
+         "contexts.append(stream[i + 1:i + block_size + 1])"),)),
+    Mutation("embedding_fancy_add", T, "embedding", (
+        ("np.add.at(self.weight.grad, rows, grads)", "self.weight.grad[rows] += grads"),)),
+    Mutation("probabilities_no_temperature", T, "next-token-probabilities", (
+        ("scaled = np.asarray(logits, dtype=np.float64) / temperature",
+         "scaled = np.asarray(logits, dtype=np.float64)"),)),
+    Mutation("sample_from_logits", T, "sample", (
+        ("cumulative = np.cumsum(probs, axis=-1)",
+         "cumulative = np.cumsum(np.asarray(logits, dtype=np.float64), axis=-1)"),)),
 )
 
 # One bug per solution cell, for Linear one in the forward and one in the backward pass, and
-# unit 13's col2im under the Conv2d built on it: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
+# unit 13's col2im under the Conv2d built on it, and a student per classic mistake of unit
+# 14's language model: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
 # tests/autograder (the mutation audit, in-process); tests/pipeline grades every
 # mutation above through nbgrader.
 REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
     "numerical_gradient_not_restoring_x", "rel_error_no_floor",
-    "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add"))
+    "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add",
+    "tokenizer_no_boundary", "context_windows_no_end", "context_windows_shifted",
+    "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits"))
