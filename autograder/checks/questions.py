@@ -128,7 +128,7 @@ QUESTIONS: tuple[Question, ...] = (
     Choice("13", "ties", "13.2", "c", "Reread section 5: the derivative of a maximum, and what "
            "max pooling does with the ties a ReLU leaves."),
     Number("14", "uniform", "14.1", 27, 0.0, "Reread section 2: write the NLL of a model that "
-           "gives every token probability 1/27, then take its exponential."),
+           "gives each of the V tokens the same probability, then take its exponential."),
     Choice("14", "temperature", "14.2", "c", "Reread section 4: what does softmax(z / tau) "
            "become as tau goes to 0?"),
 )
