@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("remote", ("autograder.remote",)),
     ("check machinery", ("autograder.sandbox", "autograder.testimony", "autograder.integrity",
-                         "autograder.blame", "autograder.registry", "autograder.held_out",
-                         "autograder.verdicts")),
+                         "autograder.blame", "autograder.registry", "autograder.held_out")),
     ("checks", ("autograder.checks", "autograder.check")),
     ("cells", ("autograder.cells",)),
     ("notebooks", ("autograder.notebooks",)),
