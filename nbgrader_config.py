@@ -20,6 +20,9 @@ c.ZipCollectApp.collector_plugin = "autograder.pipeline.term.lms.lms.LmsFileName
 c.ZipCollectApp.extractor_plugin = "autograder.pipeline.term.lms.extract.LmsExtractor"
 # c.LmsFileNames.roster = "students.csv"   # lms_name,lms_id,student_id: two Moodle "Jane Doe"s
 c.ZipCollectApp.strict = True   # a notebook that is not the unit's is skipped, and listed
+# Every CSV the course writes (grades.csv here, grades-lms.csv, downloaded/lms-students.csv)
+# is inert in a spreadsheet: no cell starts a formula (autograder/pipeline/csv_cells.py).
+c.ExportApp.plugin_class = "autograder.pipeline.term.grades_csv.InertCsvExport"
 
 # Autograding kernels start in autograded/<student>/<assignment>/, where the
 # course packages are not importable unless the root is on the path.
@@ -41,8 +44,9 @@ from autograder.pipeline.term.feedback_page import DescribeImages, FeedbackExpor
 from autograder.pipeline.term.inert import MakeInert  # noqa: E402
 
 # The exchange (release_assignment, fetch, submit, collect, release/fetch_feedback): a shared
-# folder named by MINITORCH_EXCHANGE on a hub, else exchange/ in the course (git-ignored),
-# made on first use with the modes nbgrader needs (autograder/pipeline/term/exchange/exchange.py).
+# folder named by MINITORCH_EXCHANGE on a hub, else <course>-exchange beside the course (never in
+# it, where the instructor's server would serve what students put there), made on first use
+# with the modes nbgrader needs (autograder/pipeline/term/exchange/exchange.py).
 c.CourseDirectory.course_id = exchange.course_id()
 c.Exchange.root = str(exchange.root(ROOT))
 # Collect (the command and Formgrader's button) refuses what a student could forge: another

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(summary)
-        return 130 if summary.interrupted else 1 if summary.flagged else 0
+        return 130 if summary.interrupted else 75 if summary.stalled else 1 if summary.flagged else 0
     if args.command == "feedback":
         from autograder.pipeline.term.feedback import generate
         print(generate(course, args.assignments or None, args.workers, args.students))

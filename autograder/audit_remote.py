@@ -15,6 +15,7 @@ from typing import Iterator
 from jupyter_client.blocking import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
+from autograder import verdicts
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant
 from autograder.registry import SECONDS_PER_CHECK, Check
@@ -68,8 +69,11 @@ def remote_failure(kernel: Kernel, check: Check, mutant: Mutant | Variant | None
                    before: str = "") -> str | None:
     """The failure message of ``check`` graded from outside on the kernel's classes (the
     reference's, with ``mutant`` (or a variant) in its target's place; the kernel ran
-    ``SETUP``), or None if it passes. ``before``: code the kernel runs first, in the same cell."""
+    ``SETUP``), or None if it passes. ``before``: code the kernel runs first, in the same cell.
+    The check is judged alone, as the in-process audit judges it: no verdict an earlier check
+    reached on this kernel excuses anything (``autograder.verdicts``)."""
     use(kernel[0], check, mutant, before)
+    verdicts.forget(kernel[1])
     return graded_from_outside(kernel[1], check)
 
 

@@ -6,7 +6,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Callable
 
-from autograder import integrity, testimony
+from autograder import integrity, testimony, verdicts
 from course.testing.failure import CheckFailure
 from autograder import blame
 from autograder.remote.proxy import Remote
@@ -76,6 +76,7 @@ def _register(function: Callable, hears: frozenset[str], answers: frozenset[str]
                 function(*bound.args, **bound.kwargs)
         except CheckFailure as failure:
             message = str(failure)
+            verdicts.record(bound.arguments.values(), function.__name__, False)
         except testimony.UndeclaredTestimony:
             raise       # the grader's bug, not the student's: never a score
         except Exception as error:  # noqa: BLE001 - e.g. a student object broke an attribute
@@ -87,6 +88,7 @@ def _register(function: Callable, hears: frozenset[str], answers: frozenset[str]
                        f"{error}. A value your code returned or stored is not what the "
                        "exercise asks for (its type, shape or layout).")
         else:
+            verdicts.record(bound.arguments.values(), function.__name__, True)
             return
         raise CheckFailure(message) from None
 

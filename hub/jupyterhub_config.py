@@ -5,17 +5,20 @@ account, PID and IPC namespaces, no capabilities, the student environment (no re
 autograder), their home on a disk image of its own, the exchange, and nothing else; held to
 ``MINITORCH_HUB_LIMITS`` by control groups; killed, with all it started, when it stops or idles.
 Each person logs in with their own password (``<state>/logins.csv``, 0600). The instructor's
-server runs as this process's user in the course directory, with Formgrader. docs/deploying.md
+server runs in the same sandbox as an account of its own that owns the course
+(``autograder/hub/instructor.py``), in the course directory, with Formgrader. docs/deploying.md
 ("The course's JupyterHub") says what this hub guarantees and what a production hub adds.
 
-Runs as root on Linux with cgroup v1 and bubblewrap. Environment (all optional):
+Runs as root on Linux with cgroup v1 and bubblewrap: root makes the accounts, the sandboxes,
+the control groups and the home images, and hands the course to the instructor's account.
+Environment (all optional):
     MINITORCH_HUB_INSTRUCTOR_PASSWORD  the instructor's password, if not the one made up
                               into logins.csv: 12+ characters that zxcvbn rates 4 of 4
     MINITORCH_HUB_INSTRUCTOR  the instructor's name (default ``instructor``)
     MINITORCH_HUB_ROSTER      the class list, a CSV with a ``student`` column (default
                               ``hub/roster.csv``); without one, MINITORCH_HUB_STUDENTS
     MINITORCH_HUB_STUDENTS    comma-separated student names (default ``alice,bob,carol``)
-    MINITORCH_HUB_LIMITS      per student, e.g. ``memory=2G,processes=256,cpus=1,disk=2G``
+    MINITORCH_HUB_LIMITS      per student, e.g. ``memory=2G,processes=256,cpus=1,disk=2G,inbound=256M``
     MINITORCH_HUB_CULL_IDLE   seconds before an idle server is stopped (default 3600)
     MINITORCH_HUB_PORT        the port users open (default 8000); the hub's own API takes
                               the next port and the proxy's API the one after
@@ -41,13 +44,16 @@ import socket
 import sys
 from pathlib import Path
 
-HUB = Path(__file__).resolve().parent
-sys.path.insert(0, str(HUB.parent))
+# The hub's code comes from its installed package (``make`` installs this checkout), never
+# from the course folder, where the instructor's account may add files.
+from autograder.hub import accounts, instructor, logins, origins, roster, state
+from autograder.hub import exchange as student_exchange
+from autograder.hub.spawner import SandboxSpawner
+from autograder.hub.sandbox import CONFIG
+from autograder.pipeline.sandbox import cgroups, limits
+from autograder.pipeline.term.exchange import exchange
 
-from autograder.hub import cgroups, limits, logins, origins, roster, state  # noqa: E402
-from autograder.hub import exchange as student_exchange  # noqa: E402
-from autograder.hub.spawner import SandboxSpawner, server_command  # noqa: E402
-from autograder.pipeline.term.exchange import exchange  # noqa: E402
+HUB = Path(__file__).resolve().parent
 
 c = get_config()  # noqa: F821  (injected by JupyterHub)
 env = os.environ.get
@@ -154,9 +160,6 @@ made = logins.ensure(LOGINS, STUDENTS, INSTRUCTOR, env("MINITORCH_HUB_INSTRUCTOR
 if made:
     print(f"make hub: new passwords for {', '.join(made)} are in {LOGINS} (root only)",
           file=sys.stderr)
-EXCHANGE = exchange.root(COURSE)
-student_exchange.course_folders(EXCHANGE, exchange.course_id())
-COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
 
 c.JupyterHub.ip = IP
 c.JupyterHub.port = PORT
@@ -196,34 +199,48 @@ c.CourseAuthenticator.logins_file = str(LOGINS)
 c.Authenticator.allowed_users = set(STUDENTS)
 c.Authenticator.admin_users = {INSTRUCTOR}
 
+# The instructor's account owns the course and the exchange's folders it writes
+# (autograder/hub/instructor.py, autograder/hub/exchange.py); root keeps the code.
+ACCOUNT_PREFIX = env("MINITORCH_HUB_ACCOUNT_PREFIX") or "jupyter-"
+try:
+    TEACHER = accounts.ensure(ACCOUNT_PREFIX, INSTRUCTOR, accounts.INSTRUCTOR)
+except accounts.AccountError as why:
+    _refuse(str(why))
+EXCHANGE = exchange.root(COURSE)
+instructor.hand_over(COURSE, exchange.course_id(), TEACHER)
+student_exchange.course_folders(EXCHANGE, exchange.course_id(), TEACHER, STUDENTS)
+# Each student's inbound is an image of its own, mounted while the hub runs (collect reads it
+# with her server stopped): after a reboot, the ones made before are mounted again here.
+student_exchange.remount_inbounds(EXCHANGE, exchange.course_id(), STATE / "disks")
+COURSE_ENV = {"MINITORCH_COURSE_ID": exchange.course_id(), "MINITORCH_EXCHANGE": str(EXCHANGE)}
+
 c.JupyterHub.spawner_class = SandboxSpawner
-c.SandboxSpawner.instructors = {INSTRUCTOR}
+c.SandboxSpawner.instructor = INSTRUCTOR
+c.SandboxSpawner.course = str(COURSE)
+c.SandboxSpawner.code = str(HUB.parent)
+c.SandboxSpawner.instructor_environment = str(BIN.parent)
+c.SandboxSpawner.instructor_config = str(HUB / "instructor")
 c.SandboxSpawner.state = str(STATE)
 c.SandboxSpawner.student_environment = str(STUDENT_ENV)
 c.SandboxSpawner.student_config = str(HUB / "student")
-c.SandboxSpawner.account_prefix = env("MINITORCH_HUB_ACCOUNT_PREFIX") or "jupyter-"
+c.SandboxSpawner.account_prefix = ACCOUNT_PREFIX
 c.SandboxSpawner.cgroup_parent = f"minitorch-hub-{PORT}"
 c.SandboxSpawner.limits = LIMITS
 c.SandboxSpawner.exchange_root = str(EXCHANGE)
 c.SandboxSpawner.course_id = exchange.course_id()
-c.SandboxSpawner.home_dir_template = str(STATE / "instructor-home")
 c.Spawner.env_keep = ["LANG", "LC_ALL"]
-c.Spawner.cmd = server_command(BIN / "python")
 c.Spawner.default_url = "/lab"
 
 
 def _per_user(spawner) -> None:
     """The instructor opens the course with its configuration and ``hub/instructor/``, whose
     server configuration sends a script policy with every page
-    (``autograder/pipeline/term/csp.py``), as ``make lab`` does; a student their home, with
-    the exchange where their sandbox shows it."""
+    (``autograder/pipeline/term/csp.py``) and has kernels speak over Unix sockets, as
+    ``make lab`` does; a student their home, with the exchange where their sandbox shows it.
+    (Formgrader runs ``alembic``, found on the PATH the spawner gives: the venv's bin.)"""
     if spawner.user.name == INSTRUCTOR:
-        spawner.notebook_dir = str(COURSE)
-        spawner.args = ["--allow-root"]
         spawner.environment = dict(COURSE_ENV, JUPYTER_CONFIG_PATH=os.pathsep.join(
-            [str(COURSE), str(HUB / "instructor")]),
-            # Formgrader runs `alembic`, found only with the venv's bin on PATH.
-            PATH=os.pathsep.join([str(BIN), env("PATH", "")]))
+            [str(COURSE), CONFIG]))
     else:
         spawner.environment = dict(COURSE_ENV, MINITORCH_EXCHANGE=student_exchange.INSIDE)
 
@@ -233,7 +250,7 @@ c.Spawner.pre_spawn_hook = _per_user
 # Idle servers are stopped (and, being sandboxes, all they started): jupyterhub-idle-culler.
 CULL_IDLE = int(env("MINITORCH_HUB_CULL_IDLE") or 3600)
 c.JupyterHub.services = [{"name": "idle-culler", "command": [
-    sys.executable, "-m", "autograder.hub.culler", f"--timeout={CULL_IDLE}",
+    sys.executable, "-P", "-m", "autograder.hub.culler", f"--timeout={CULL_IDLE}",
     f"--cull-every={max(5, min(300, CULL_IDLE // 2))}"]}]
 c.JupyterHub.load_roles = [{"name": "idle-culler", "services": ["idle-culler"], "scopes": [
     "list:users", "read:users:activity", "read:servers", "delete:servers"]}]

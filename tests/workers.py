@@ -30,7 +30,8 @@ SHARED = {
         "tests/pipeline/test_gradebook.py", "tests/pipeline/test_grading.py",
         "tests/pipeline/test_mutants.py")),
     "course hub": (("hub",), ("tests/pipeline/test_hub.py", "tests/pipeline/test_hub_attacks.py",
-                              "tests/pipeline/test_hub_across_origins.py")),
+                              "tests/pipeline/test_hub_across_origins.py",
+                              "tests/pipeline/test_hub_as_instructor.py")),
     "student bundle": (("student_bundle", "student_env", "release_runs"), (
         "tests/pipeline/test_bundle.py", "tests/notebooks/test_validation.py")),
     "in-process audit": (("in_process_verdict",), (

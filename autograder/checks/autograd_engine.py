@@ -11,6 +11,8 @@ from autograder.checks._engine_mistakes import stale_second_pass
 from autograder.checks._tensor_cases import (
     Case, Expected, same, check_case, compute, expect_grad, make_leaf, randn, run_backward,
 )
+from autograder import verdicts
+from autograder.checks.autograd_ops import tensor_arithmetic
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing._trusted import asarray
@@ -161,33 +163,21 @@ def _expect_listed_once(Tensor, topological_order) -> None:
 def tensor_deep_graph(Tensor, topological_order):
     """A chain of 2,500 operations (no RecursionError), a tensor used 1,000 times and a ladder
     of diamonds (each node listed and visited once): the engine is iterative and linear in
-    the size of the graph (the values at the end of a chain are judged when one operation of
-    it is right: a wrong rule is its operation cell's)."""
+    the size of the graph (the values at the end of a chain are judged unless the arithmetic
+    cell's check has found a rule wrong: a wrong rule is that cell's, ``verdicts``)."""
     _expect_listed_once(Tensor, topological_order)
     x = make_leaf(Tensor, "x", np.array(1.0))
     y = chain_of(f"y = y * {FACTOR} (a chain of {DEPTH})", "mul", x, FACTOR, DEPTH)
     _deep_backward(f"y.backward() at the end of a chain of {DEPTH} multiplications", y)
-    if _rule_right(Tensor, lambda a, b: a * FACTOR, FACTOR):
+    rules_right = not verdicts.failed(Tensor, tensor_arithmetic.__name__)
+    if rules_right:
         expect_close(f"x.grad after a chain of {DEPTH} multiplications y = y * {FACTOR}",
                      getattr(x, "grad", None), np.array(FACTOR**DEPTH), "x a scalar")
     x = make_leaf(Tensor, "x", np.array(1.5))
     total = chain_of(f"total = total + x ({WIDTH} times)", "add", x, x, WIDTH)
     _deep_backward(f"total.backward() for total = x + x + ... ({WIDTH + 1} terms)", total)
-    if _rule_right(Tensor, lambda a, b: a + b, 1.0):
+    if rules_right:
         expect_close(f"x.grad for total = x + x + ... + x ({WIDTH + 1} terms)",
                      getattr(x, "grad", None), np.array(WIDTH + 1.0), "x a scalar",
                      (scaled(1 / (WIDTH + 1), "only one use of x counted: add the gradient of "
                                               "every use (+=)."), SHARED_IN_PLACE))
-
-
-def _rule_right(Tensor: type, op, derivative: float) -> bool:
-    """Whether one operation of a chain, on two scalar leaves, gives its first leaf the
-    gradient ``derivative``: if not, that rule is an operation cell's mistake, and the value
-    at the end of the chain shows nothing of the engine."""
-    a, b = make_leaf(Tensor, "a", np.array(1.0)), make_leaf(Tensor, "b", np.array(2.0))
-    try:
-        call("backward() of one operation", op(a, b).backward)
-    except CheckFailure:
-        return False
-    grad = getattr(a, "grad", None)
-    return grad is not None and same(grad, np.array(derivative))

@@ -4,9 +4,9 @@
 The notebook's two graded cells (``grade-budget``, ``grade-accuracy``) run the same
 training in the kernel, where the student sees it; but there the clock, ``expect`` and the
 cached run are the student's to replace. Here the training arrays are the grader's own
-(sent as data); the time is the CPU time of the kernel's processes, read by the grader in
-``/proc`` (``autograder.pipeline.sandbox.kernel_cpu``) before the first call and after the last
-answer, so it covers the whole session: ``build_model()``, ``train()``, ``eval()`` and the
+(sent as data); the time is the CPU time of the kernel's processes, read by the grader from
+the job's control group (or, without one, in ``/proc``: ``autograder.pipeline.sandbox.kernel_cpu``)
+before the first call and after the last answer, so it covers the whole session: ``build_model()``, ``train()``, ``eval()`` and the
 predictions, and work moved out of ``train()`` into ``eval()`` or the forward pass is counted;
 and the accuracy comes from the logits the trained model returns for the grader's held-out
 images (``autograder.held_out``: 1,000 digits no notebook has, shuffled and perturbed with a
@@ -52,7 +52,7 @@ class Run:
 
 def graded_run(channel: Channel, cpu: Callable[[], float], wall: float = math.inf) -> Run:
     """Train the kernel's ``build_model()`` with its ``train()``, from outside: the run.
-    ``cpu()`` reads the kernel's CPU seconds so far (``kernel_cpu.KernelCPU``); the run waits
+    ``cpu()`` reads the kernel's CPU seconds so far (its job's control group); the run waits
     ``wall`` seconds at most (less than its own limit when the job's time runs out)."""
     session = Session(channel, TRAINING_LIMIT, min(TRAINING_LIMIT + 10.0, wall))
     try:

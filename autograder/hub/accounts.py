@@ -1,4 +1,4 @@
-"""A Unix account per student, made by the hub: the uid their server, kernels and files have.
+"""A Unix account per user, made by the hub: the uid their server, kernels and files have.
 
 With a uid of their own, the kernel keeps students apart where the sandbox shares something
 (the network namespace, the exchange's folders): a student cannot signal, trace or read
@@ -6,7 +6,9 @@ another's processes, and every file they write, in their home or the exchange, i
 which the exchange's collector checks. Accounts are named ``<prefix><student>``
 (``MINITORCH_HUB_ACCOUNT_PREFIX``, ``jupyter-`` by default as The Littlest JupyterHub names
 them), have no password and no login shell, and carry a comment that marks them as the hub's:
-an existing account without it is never taken over.
+an existing account without it is never taken over. The instructor gets one too
+(``INSTRUCTOR``): it owns the course's files, and its group may read the students' inbound
+folders (``autograder.hub.exchange``).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 MARK = "minitorch-hub student"
+INSTRUCTOR = "minitorch-hub instructor"
 UNIX_NAME = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 LOCKED = (1, 10)          # useradd/userdel: passwd or group file busy (another tool holds the lock)
 
@@ -43,16 +46,16 @@ def unix_name(prefix: str, student: str) -> str:
     return name
 
 
-def ensure(prefix: str, student: str) -> Account:
-    """The account of ``student``, made on first use."""
+def ensure(prefix: str, student: str, mark: str = MARK) -> Account:
+    """The account of ``student`` (or of the instructor, ``mark=INSTRUCTOR``), made on first use."""
     name = unix_name(prefix, student)
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
         _run(["useradd", "--no-create-home", "--home-dir", f"/home/{student}", "--shell",
-              "/usr/sbin/nologin", "--user-group", "--comment", f"{MARK} {student}", name])
+              "/usr/sbin/nologin", "--user-group", "--comment", f"{mark} {student}", name])
         entry = pwd.getpwnam(name)
-    if entry.pw_gecos != f"{MARK} {student}":
+    if entry.pw_gecos != f"{mark} {student}":
         raise AccountError(f"the Unix account {name!r} exists but was not made by this hub for "
                            f"{student!r} (its comment is {entry.pw_gecos!r}); rename that "
                            "account or set MINITORCH_HUB_ACCOUNT_PREFIX")
@@ -62,7 +65,8 @@ def ensure(prefix: str, student: str) -> Account:
 def made(prefix: str) -> list[str]:
     """The accounts this hub made with ``prefix`` (their Unix names)."""
     return [entry.pw_name for entry in pwd.getpwall()
-            if entry.pw_name.startswith(prefix) and entry.pw_gecos.startswith(MARK + " ")]
+            if entry.pw_name.startswith(prefix)
+            and entry.pw_gecos.startswith((MARK + " ", INSTRUCTOR + " "))]
 
 
 def remove(prefix: str) -> None:

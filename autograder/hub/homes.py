@@ -1,4 +1,5 @@
-"""A student's home on a file system image of its own: the disk limit that cannot be exceeded.
+"""A student's home on a file system image of its own: the disk limit that cannot be exceeded
+(her exchange inbound is one too, ``exchange.py``).
 
 Each home is an ext4 image (``<state>/disks/<student>.ext4``, sparse: it takes only what is
 written) mounted with ``nosuid,nodev`` on ``<state>/homes/<student>`` while the student's
@@ -24,9 +25,14 @@ def mount(image: Path, folder: Path, size: int, account: Account) -> None:
         elif image.stat().st_size < size:
             _grow(image, size)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _run(["mount", "-o", "loop,nosuid,nodev", str(image), str(folder)])
+        attach(image, folder)
     os.chown(folder, account.uid, account.gid)
     folder.chmod(0o700)
+
+
+def attach(image: Path, folder: Path) -> None:
+    """Mount the existing ``image`` on the folder ``folder`` (no device, no setuid)."""
+    _run(["mount", "-o", "loop,nosuid,nodev", str(image), str(folder)])
 
 
 def unmount(folder: Path) -> None:

@@ -10,14 +10,23 @@ the file) or made up; a chosen one must be at least 12 characters that zxcvbn, w
 common passwords, words, names, dates, keyboard walks and repeats, rates 4 (very hard to
 guess), so ``instructor-xxxxxxxxxx...`` is refused for all its length.
 
-Failed logins (``Throttle``): after ``FREE`` failures in a row for one user name, each further
-attempt must wait ``WAIT`` seconds after the last failure and is answered ``429`` without being
-checked. The count is per name, whatever address tries: a student on the server can choose
-among millions of loopback source addresses. The cost is that guesses at the instructor's
-name keep the instructor waiting too; the hub's log names each failure and its address.
+Failed logins (``Throttle``) are slowed down per client address and per account, so that
+nobody's wrong passwords keep anyone else out. An address gets ``FREE`` failures in a row at
+one name, ``ADDRESS_FREE`` at all names (a login from it starts both again); then each further attempt from it must wait ``WAIT``
+seconds after its last failure and is answered ``429`` without being checked. An account that
+failed ``FREE`` times in the last ``WAIT`` seconds, from anywhere, has every attempt checked
+``DELAY`` seconds late: slower, never refused. The right password from an address that did
+not fail is always checked, whatever strangers try at the same name.
+
+The address is the one the proxy saw: the last hop of ``X-Forwarded-For``, which
+configurable-http-proxy appends, never what the client says of itself (an ``X-Real-Ip``
+header, which tornado's ``remote_ip`` believes, or hops of its own before the proxy's). The
+cost: users behind one address (a NAT) share its counts; the hub's log names each failure
+and its address.
 """
 from __future__ import annotations
 
+import asyncio
 import csv
 import hmac
 import io
@@ -30,11 +39,12 @@ from pathlib import Path
 
 from jupyterhub.auth import Authenticator
 from tornado import web
+from tornado.httputil import HTTPServerRequest
 from traitlets import Unicode
 
 from autograder.hub.state import private_file, write_private
 
-FREE, WAIT = 5, 60.0
+FREE, ADDRESS_FREE, WAIT, DELAY = 5, 20, 60.0, 1.0
 MIN_LENGTH, MIN_SCORE = 12, 4
 
 
@@ -80,23 +90,44 @@ def ensure(path: Path, users: list[str], instructor: str, chosen: str | None = N
 
 @dataclass
 class Throttle:
-    """Failed logins per user name: ``FREE`` at once, then one each ``WAIT`` seconds."""
+    """Failures in a row per (address, name) and per address, refused past ``free`` and
+    ``address_free`` for ``wait`` seconds; failures per name, which only slow it down."""
 
     free: int = FREE
+    address_free: int = ADDRESS_FREE
     wait: float = WAIT
-    failures: dict[str, tuple[int, float]] = field(default_factory=dict)
+    delay: float = DELAY
+    failures: dict[tuple[str, ...], tuple[int, float]] = field(default_factory=dict)
 
-    def remaining(self, user: str) -> float:
-        """Seconds ``user``'s next attempt must still wait (0: it may be checked)."""
-        count, last = self.failures.get(user, (0, 0.0))
-        return 0.0 if count < self.free else max(0.0, last + self.wait - time.monotonic())
+    def remaining(self, address: str, user: str) -> float:
+        """Seconds an attempt from ``address`` at ``user`` must still wait (0: it is checked)."""
+        return max(self._left(("pair", address, user), self.free),
+                   self._left(("address", address), self.address_free))
 
-    def failed(self, user: str) -> None:
-        count, _ = self.failures.get(user, (0, 0.0))
-        self.failures[user] = (count + 1, time.monotonic())
+    def slowed(self, user: str) -> float:
+        """Seconds each check of ``user`` waits while the name is being guessed at."""
+        return self.delay if self._left(("user", user), self.free) else 0.0
 
-    def succeeded(self, user: str) -> None:
-        self.failures.pop(user, None)
+    def failed(self, address: str, user: str) -> None:
+        now = time.monotonic()
+        for key in (("pair", address, user), ("address", address), ("user", user)):
+            self.failures[key] = (self.failures.get(key, (0, now))[0] + 1, now)
+        if len(self.failures) > 100_000:      # a flood from many addresses: forget the stale
+            self.failures = {k: v for k, v in self.failures.items() if now - v[1] < self.wait}
+
+    def succeeded(self, address: str, user: str) -> None:
+        self.failures.pop(("pair", address, user), None)
+        self.failures.pop(("address", address), None)
+
+    def _left(self, key: tuple[str, ...], free: int) -> float:
+        count, last = self.failures.get(key, (0, 0.0))
+        return 0.0 if count < free else max(0.0, last + self.wait - time.monotonic())
+
+
+def client_address(request: HTTPServerRequest) -> str:
+    """The address the proxy saw ``request`` come from (see the module)."""
+    hops = request.headers.get("X-Forwarded-For", "")
+    return hops.split(",")[-1].strip() or request.remote_ip
 
 
 class CourseAuthenticator(Authenticator):
@@ -110,17 +141,19 @@ class CourseAuthenticator(Authenticator):
 
     async def authenticate(self, handler, data: dict) -> str | None:
         user = self.normalize_username(data.get("username") or "")
-        wait = self.throttle.remaining(user)
+        address = client_address(handler.request)
+        wait = self.throttle.remaining(address, user)
         if wait:
-            raise web.HTTPError(429, f"Too many failed logins for {user!r}: try again in "
-                                     f"{math.ceil(wait)} s")
+            raise web.HTTPError(429, f"Too many failed logins for {user!r} from {address}: "
+                                     f"try again in {math.ceil(wait)} s")
+        await asyncio.sleep(self.throttle.slowed(user))
         expected = read(Path(self.logins_file)).get(user)
         given = (data.get("password") or "").encode()
         if expected is not None and hmac.compare_digest(expected.encode(), given):
-            self.throttle.succeeded(user)
+            self.throttle.succeeded(address, user)
             return user
-        self.throttle.failed(user)
-        self.log.warning("Failed login for %r from %s", user, handler.request.remote_ip)
+        self.throttle.failed(address, user)
+        self.log.warning("Failed login for %r from %s", user, address)
         return None
 
 

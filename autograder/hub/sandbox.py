@@ -1,30 +1,40 @@
-"""What a student's server sees: the bubblewrap command it runs in, built from a ``View``.
+"""What a user's server sees: the bubblewrap command it runs in, built from a ``View``.
 
-The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces and a mount
-namespace that holds only:
+The hub (root) runs ``bwrap`` with new PID, IPC, UTS and cgroup namespaces, through
+``autograder.pipeline.sandbox.seccomp``'s launcher, whose filter refuses every process of the
+sandbox new namespaces (the sandbox shares the machine's user namespace, so bubblewrap's
+``--disable-userns`` cannot apply: it works inside a user namespace of bubblewrap's own, which
+would map the student's files to nobody), and a mount namespace that holds only:
 
 - the system's libraries and programs, read-only (``autograder.pipeline.sandbox.bwrap.SYSTEM``);
-- the student environment and the interpreter it was made from, read-only: Jupyter, nbgrader's
-  student extensions and the ``course`` package, no ``minitorch_ref``, no ``autograder``;
-- ``/etc/passwd`` and ``/etc/group`` that name the student and root alone, and ``/etc/hosts``;
-- the student's home (``/home/<student>``), read-write, the only file system it can fill;
-- the students' Jupyter configuration (``hub/student``) at ``/srv/minitorch/config``;
-- the exchange's folders the student may use (``View.exchange``), in a private exchange root;
+- a virtual environment and the interpreter it was made from, read-only: for a student the
+  student environment (Jupyter, nbgrader's student extensions and the ``course`` package, no
+  ``minitorch_ref``, no ``autograder``), for the instructor the hub's own;
+- ``/etc/passwd`` and ``/etc/group`` that name the user and root alone, and ``/etc/hosts``;
+- the user's home (``/home/<user>``), read-write;
+- the Jupyter configuration of their kind of server (``hub/student``, ``hub/instructor``) at
+  ``/srv/minitorch/config``;
+- the folders it shares with the machine (``View.shared``): for a student the exchange's
+  folders they may use, in a private exchange root; for the instructor the course, the
+  exchange and the hub's code (read-only), each at its own path;
 - a private ``/tmp`` and ``/dev/shm`` and its own ``/proc``: only its own processes.
 
-Inside, ``setpriv`` becomes the student's account (all three uids and gids, no supplementary
+Inside, ``setpriv`` becomes the user's account (all three uids and gids, no supplementary
 groups), drops every capability from all sets and the bounding set and sets no-new-privs, then
-runs the server. The network namespace stays the machine's: the proxy reaches the server over
-loopback. ``--die-with-parent``: the sandbox dies with the hub; and when the hub stops the
-server, bwrap's death ends the PID namespace, so every process the student started dies too.
+runs the server: no setuid program gives anything back. The network namespace stays the
+machine's: the proxy reaches the server over loopback. ``--die-with-parent``: the sandbox dies
+with the hub; and when the hub stops the server, bwrap's death ends the PID namespace, so
+every process the user started dies too.
 """
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder.hub.accounts import Account
+from autograder.pipeline.sandbox import seccomp
 from autograder.pipeline.sandbox.bwrap import SYSTEM, binds
 
 CONFIG = "/srv/minitorch/config"
@@ -33,15 +43,15 @@ ETC = ("/etc/hosts", "/etc/mime.types", "/etc/ssl")
 
 @dataclass(frozen=True)
 class View:
-    """What one student's server sees. Paths are outside paths unless named ``inside``."""
+    """What one user's server sees. Paths are outside paths unless named ``inside``."""
 
     account: Account
-    home: Path                                   # mounted on /home/<student>
-    environment: Path                            # the student virtual environment
+    home: Path                                   # mounted on /home/<user>
+    environment: Path                            # the virtual environment the server runs from
     interpreter: Path                            # the Python prefix it was made from
-    config: Path                                 # hub/student, on CONFIG
+    config: Path                                 # hub/student or hub/instructor, on CONFIG
     identity: Path                               # a folder with this sandbox's passwd and group
-    exchange: tuple[tuple[Path, str, bool], ...] = ()   # (outside, inside, writable)
+    shared: tuple[tuple[Path, str, bool], ...] = ()     # (outside, inside, writable)
     scratch: tuple[str, ...] = ()                # inside: private 1 MiB folders (mode 1777)
     shm_bytes: int = 64 << 20
 
@@ -51,7 +61,7 @@ class View:
 
 
 def identity_files(view: View) -> None:
-    """Write the ``passwd`` and ``group`` the sandbox sees: root, the student, nobody."""
+    """Write the ``passwd`` and ``group`` the sandbox sees: root, the user, nobody."""
     account, folder = view.account, view.identity
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     (folder / "passwd").write_text(
@@ -63,11 +73,13 @@ def identity_files(view: View) -> None:
 
 
 def command(view: View, bwrap: str | None = None, setpriv: str | None = None) -> list[str]:
-    """``bwrap`` and ``setpriv`` arguments; the server's command line follows them."""
+    """The filter's launcher, ``bwrap`` and ``setpriv`` arguments; the server's command line
+    follows them."""
     inside = [(str(view.interpreter), False), (str(view.environment), False),
               ("/etc/passwd", False), (CONFIG, False), (view.inside_home, True)]
-    inside += [(path, writable) for _, path, writable in view.exchange]
-    args = [bwrap or shutil.which("bwrap") or "bwrap", "--unshare-pid", "--unshare-ipc",
+    inside += [(path, writable) for _, path, writable in view.shared]
+    args = [sys.executable, "-I", seccomp.__file__, bwrap or shutil.which("bwrap") or "bwrap",
+            "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup", "--hostname", view.account.student,
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
             "--perms", "1777", "--tmpfs", "/tmp",
@@ -80,7 +92,7 @@ def command(view: View, bwrap: str | None = None, setpriv: str | None = None) ->
              "--ro-bind", str(view.identity / "group"), "/etc/group",
              "--ro-bind", str(view.config), CONFIG,
              "--bind", str(view.home), view.inside_home]
-    for outside, path, writable in view.exchange:
+    for outside, path, writable in view.shared:
         args += ["--bind" if writable else "--ro-bind", str(outside), path]
     return args + ["--chdir", view.inside_home, "--", setpriv or shutil.which("setpriv") or "setpriv",
                    f"--reuid={view.account.uid}", f"--regid={view.account.gid}", "--clear-groups",

@@ -1,13 +1,19 @@
-"""JupyterHub's spawner for the course hub: a sandbox per student server, the instructor's as is.
+"""JupyterHub's spawner for the course hub: every user's server in a sandbox of its own.
 
 A student's server starts as follows (``SandboxSpawner.start``): their Unix account is made
-on first use (``accounts``), their home image mounted (``homes``), their control groups made
+on first use (``accounts``), their home image mounted (``homes``; their exchange inbound's,
+which stays mounted, ``exchange``), their control groups made
 with the limits, emptied of anything a previous hub left (``cgroups``), and the server runs in
 ``bwrap`` as their account (``sandbox``), its process placed in the groups before it runs
 (``make_preexec_fn``), so that everything it starts is counted and limited there. When the
 server stops (JupyterHub's stop, the idle culler, a hub that shuts down), every process left
-in the groups is killed and the home unmounted. The instructors' servers run as the hub's own
-user with the full environment, in the course directory.
+in the groups is killed and the home unmounted.
+
+The instructor's server runs in the same sandbox as the instructor's account
+(``accounts.INSTRUCTOR``, which owns the course: ``autograder.hub.instructor``), from the
+hub's environment, with the course, the exchange and the hub's code at their own paths and a
+home of its own (``<state>/homes/<instructor>``, a folder): no capability, no-new-privs,
+nothing of ``<state>`` but that home. It has no limits: grading is the instructor's to run.
 """
 from __future__ import annotations
 
@@ -17,11 +23,11 @@ import signal
 from pathlib import Path
 
 from jupyterhub.spawner import SimpleLocalProcessSpawner
-from traitlets import Any, Set, Unicode
+from traitlets import Any, Unicode
 
 from autograder.hub import accounts, exchange, homes, sandbox
-from autograder.hub.cgroups import Cgroup, group
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox.cgroups import Cgroup, group
+from autograder.pipeline.sandbox.limits import Limits
 from autograder.hub.student_env import interpreter
 
 KEPT = ("LANG", "LC_ALL", "JPY_API_TOKEN")
@@ -39,45 +45,72 @@ def server_command(python: Path) -> list[str]:
 
 
 class SandboxSpawner(SimpleLocalProcessSpawner):
-    """Students' servers each in a sandbox of their own (see the module)."""
+    """Every user's server in a sandbox of its own (see the module)."""
 
-    instructors = Set(help="Hub users whose servers run unsandboxed, as the hub's user.").tag(config=True)
+    instructor = Unicode(help="The hub user whose server opens the course.").tag(config=True)
+    course = Unicode(help="The course folder, the instructor's server's root.").tag(config=True)
+    instructor_environment = Unicode(help="The instructor's virtual environment (the hub's).").tag(config=True)
+    instructor_config = Unicode(help="The instructor's Jupyter configuration (hub/instructor).").tag(config=True)
+    code = Unicode(help="The hub's code (this repository), read-only in the instructor's server.").tag(config=True)
     state = Unicode(help="The folder of disks/, homes/ and sandboxes/ (root's, 0700).").tag(config=True)
     student_environment = Unicode(help="The student virtual environment.").tag(config=True)
     student_config = Unicode(help="The students' Jupyter configuration (hub/student).").tag(config=True)
     account_prefix = Unicode("jupyter-", help="Unix account names: prefix + user.").tag(config=True)
     cgroup_parent = Unicode("minitorch-hub", help="Students' groups: <parent>/<user>.").tag(config=True)
-    limits = Any(Limits(), help="An autograder.hub.limits.Limits for every student.").tag(config=True)
+    limits = Any(Limits(), help="An autograder.pipeline.sandbox.limits.Limits for every student.").tag(config=True)
     exchange_root = Unicode(help="The nbgrader exchange (outside the sandboxes).").tag(config=True)
     course_id = Unicode("minitorch", help="The nbgrader course id.").tag(config=True)
 
     @property
-    def sandboxed(self) -> bool:
-        return self.user.name not in self.instructors
+    def is_student(self) -> bool:
+        """A student's server: limited, in a home image; else the instructor's."""
+        return self.user.name != self.instructor
+
+    @property
+    def instructor_account(self) -> accounts.Account:
+        return accounts.ensure(self.account_prefix, self.instructor, accounts.INSTRUCTOR)
 
     @property
     def cgroup(self) -> Cgroup:
         return group(f"{self.cgroup_parent}/{self.user.name}")
 
-    def view(self, account: accounts.Account) -> sandbox.View:
+    def student_view(self, account: accounts.Account) -> sandbox.View:
         """What the student's sandbox shows, their exchange folders made on the way."""
         env = Path(self.student_environment)
-        binds = exchange.prepare(Path(self.exchange_root), self.course_id, account)
-        return sandbox.View(account, self.student_home, env, interpreter(env),
+        binds = exchange.prepare(Path(self.exchange_root), self.course_id, account,
+                                 self.instructor_account, Path(self.state) / "disks",
+                                 self.limits.inbound)
+        return sandbox.View(account, self.home, env, interpreter(env),
                             Path(self.student_config), Path(self.state) / "sandboxes" / self.user.name,
                             tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4)
 
+    def instructor_view(self, account: accounts.Account) -> sandbox.View:
+        """What the instructor's sandbox shows: the course and the exchange, read-write, and
+        the hub's code read-only, each at its own path."""
+        env, course, code = Path(self.instructor_environment), Path(self.course), Path(self.code)
+        shared = [] if course == code else [(code, self.code, False)]
+        shared += [(course, self.course, True), (Path(self.exchange_root), self.exchange_root, True)]
+        return sandbox.View(account, self.home, env, interpreter(env), Path(self.instructor_config),
+                            Path(self.state) / "sandboxes" / self.user.name, tuple(shared))
+
     async def start(self):
-        if self.sandboxed:
-            view = await asyncio.to_thread(self._prepare)
-            self.cmd = sandbox.command(view) + server_command(view.environment / "bin" / "python")
-            self.notebook_dir = view.inside_home
+        view = await asyncio.to_thread(self._prepare if self.is_student else self._prepare_instructor)
+        self.cmd = sandbox.command(view) + server_command(view.environment / "bin" / "python")
+        self.notebook_dir = view.inside_home if self.is_student else self.course
         return await super().start()
+
+    def _prepare_instructor(self) -> sandbox.View:
+        """The instructor's account, home and identity files."""
+        view = self.instructor_view(self.instructor_account)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chown(self.home, view.account.uid, view.account.gid)
+        sandbox.identity_files(view)
+        return view
 
     def _prepare(self) -> sandbox.View:
         """Account, home, identity files and limits, for a server about to start."""
         account = accounts.ensure(self.account_prefix, self.user.name)
-        view = self.view(account)
+        view = self.student_view(account)
         self._clean_up()
         homes.mount(Path(self.state) / "disks" / f"{self.user.name}.ext4", view.home,
                     self.limits.disk, account)
@@ -86,42 +119,38 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         return view
 
     @property
-    def student_home(self) -> Path:
-        """Where the student's home image is mounted, outside the sandbox."""
+    def home(self) -> Path:
+        """The user's home outside the sandbox: where a student's image is mounted."""
         return Path(self.state) / "homes" / self.user.name
 
     def make_preexec_fn(self, name):
-        """Before the server runs: into the student's groups (a sandbox), and SIGINT, which
-        JupyterHub stops servers with, restored (a hub started in the background ignores it)."""
-        first = super().make_preexec_fn(name) if not self.sandboxed else self.cgroup.join_self
-
+        """Before the server runs: into the student's groups, and SIGINT, which JupyterHub
+        stops servers with, restored (a hub started in the background ignores it)."""
         def preexec() -> None:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            first()
+            if self.is_student:
+                self.cgroup.join_self()
         return preexec
 
     def get_env(self) -> dict[str, str]:
-        """A student's server gets the hub's variables for it and the course's, nothing of
-        the hub's own environment (``env_keep``: PATH, PYTHONPATH, ...)."""
+        """A server gets the hub's variables for it and the course's (``environment``),
+        nothing of the hub's own environment (``env_keep``: PATH, PYTHONPATH, ...)."""
         env = super().get_env()
-        if not self.sandboxed:
-            return env
-        home = f"/home/{self.user.name}"
-        env = {k: v for k, v in env.items() if k.startswith("JUPYTERHUB_") or k in KEPT
-               or k in self.environment}
-        return dict(env, HOME=home, USER=self.user.name, SHELL="/bin/bash", TMPDIR="/tmp",
-                    JUPYTER_CONFIG_PATH=sandbox.CONFIG,
-                    PATH=f"{Path(self.student_environment) / 'bin'}:/usr/bin:/bin")
+        environment = self.student_environment if self.is_student else self.instructor_environment
+        env = {k: v for k, v in env.items() if k.startswith("JUPYTERHUB_") or k in KEPT}
+        return {**env, "HOME": f"/home/{self.user.name}", "USER": self.user.name,
+                "SHELL": "/bin/bash", "TMPDIR": "/tmp", "JUPYTER_CONFIG_PATH": sandbox.CONFIG,
+                "PATH": f"{Path(environment) / 'bin'}:/usr/bin:/bin", **self.environment}
 
     async def stop(self, now: bool = False) -> None:
         await super().stop(now=now)
-        if self.sandboxed:
+        if self.is_student:
             await asyncio.to_thread(self._clean_up)
 
     async def poll(self):
         status = await super().poll()
-        if status is not None and self.sandboxed and (self.cgroup.processes()
-                                                      or os.path.ismount(self.student_home)):
+        if status is not None and self.is_student and (self.cgroup.processes()
+                                                      or os.path.ismount(self.home)):
             await asyncio.to_thread(self._clean_up)
         return status
 
@@ -131,4 +160,4 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         if left:
             self.log.error("Processes %s of %s would not die", sorted(left), self.user.name)
         self.cgroup.remove()
-        homes.unmount(self.student_home)
+        homes.unmount(self.home)

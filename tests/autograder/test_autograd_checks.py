@@ -328,6 +328,40 @@ def test_a_broken_student_is_told_what_is_wrong(name, methods, phrases):
     assert "could not be graded" not in message
 
 
+# Right rules, a deep chain's gradient lost, and no gradient for the grader's old probe (one
+# operation on leaves, the first 1.0), which made the deep-graph cell skip its values: +2.
+PROBE_DODGER = '''
+def backward(self, grad=None):
+    if self.parents and self.parents[0].data.tolist() == 1.0 and not any(p.parents for p in self.parents):
+        return
+    super().backward(grad)
+    order = self.topological_order()
+    if len(order) > 1000:
+        for node in order:
+            if not node.parents:
+                node.grad = np.ones_like(node.data)
+'''
+
+
+def test_an_engine_that_answers_a_probe_wrongly_is_still_judged_on_deep_graphs():
+    """The deep-graph cell forgives its values only when the arithmetic cell found a rule
+    wrong (``autograder.verdicts``), never on a probe of its own."""
+    dodger = tensor_with(PROBE_DODGER)
+    assert grade_tensor("tensor_arithmetic", dodger) is None
+    assert_says(grade_tensor("tensor_deep_graph", dodger), "after a chain of 2500 multiplications")
+
+
+def test_a_wrong_rule_costs_the_arithmetic_cell_and_not_the_deep_graph_one():
+    wrong_mul = tensor_with('''
+def __mul__(self, other):
+    other = wrap(other)
+    return self._child(self.data * other.data, (self, other),
+                       lambda g: (send(self, g * 2 * other.data), send(other, g * self.data)))
+''')
+    assert grade_tensor("tensor_arithmetic", wrong_mul) is not None
+    assert grade_tensor("tensor_deep_graph", wrong_mul) is None
+
+
 def test_a_forward_bug_is_told_apart_from_a_backward_bug():
     """A wrong forward with a backward that is right for the true function: the finite
     differences of the student's forward disagree with the gradient, and the value is

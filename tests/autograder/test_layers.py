@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("remote", ("autograder.remote",)),
     ("check machinery", ("autograder.sandbox", "autograder.testimony", "autograder.integrity",
-                         "autograder.blame", "autograder.registry", "autograder.held_out")),
+                         "autograder.blame", "autograder.registry", "autograder.held_out",
+                         "autograder.verdicts")),
     ("checks", ("autograder.checks", "autograder.check")),
     ("cells", ("autograder.cells",)),
     ("notebooks", ("autograder.notebooks",)),

@@ -1,4 +1,4 @@
-"""A cgroup-v2 tree in a test's folder, for ``autograder.hub.cgroup_v2`` on hosts without v2.
+"""A cgroup-v2 tree in a test's folder, for ``autograder.pipeline.sandbox.cgroup_v2`` on hosts without v2.
 
 Only the kernel's rules the module must respect are played: a new group gets the interface
 files of the controllers its parent delegates; a group that holds processes (the root apart)
@@ -14,8 +14,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from autograder.hub import cgroup_v2
-from autograder.hub.cgroup_base import read_pids
+from autograder.pipeline.sandbox import cgroup_base, cgroup_v2
+from autograder.pipeline.sandbox.cgroup_base import read_pids
 
 FILES = {"memory": ("memory.max", "memory.swap.max"), "pids": ("pids.max",), "cpu": ("cpu.max",)}
 
@@ -27,6 +27,7 @@ class FakeCgroupfs:
         self.children: dict[int, subprocess.Popen] = {}
         self._mkdir, self._rmdir = Path.mkdir, Path.rmdir
         monkeypatch.setattr(cgroup_v2, "write", self.write)
+        monkeypatch.setattr(cgroup_base, "write", self.write)   # joining (cgroup_base.enter)
         monkeypatch.setattr(Path, "mkdir", lambda path, *args, **kwargs: self.mkdir(path, *args, **kwargs))
         monkeypatch.setattr(Path, "rmdir", lambda path: self.rmdir(path))
         (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")

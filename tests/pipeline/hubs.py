@@ -35,7 +35,8 @@ import requests
 import websocket
 from browser import free_port, launch, missing_browser, require, wait_until_up
 
-from autograder.hub import accounts, cgroups, homes, origins, student_env
+from autograder.hub import accounts, homes, origins, student_env
+from autograder.pipeline.sandbox import cgroups
 from autograder.pipeline.course import REPO, tool_env
 from autograder.pipeline.demo.scenario import make_course
 
@@ -43,7 +44,7 @@ HUB_CONFIG = REPO / "hub" / "jupyterhub_config.py"
 PROXY = REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 UNIT, CAPSTONE = "01_setup", "11_capstone"
 STUDENTS = ("alice", "bob", "carol", "dave")
-LIMITS = "memory=768M,processes=192,cpus=1,disk=256M"
+LIMITS = "memory=768M,processes=192,cpus=1,disk=256M,inbound=64M"
 INSTRUCTOR_PASSWORD = "plural-wombat-harbour-tangerine-47"
 HOST = "hub.localhost"
 MINUTE = 60_000
@@ -132,7 +133,7 @@ def student_environment() -> Path:
 
 def clean_up(state: Path, prefix: str, port: int) -> None:
     """What a hub's students leave on the machine: mounts, control groups, accounts."""
-    for home in (state / "homes").glob("*"):
+    for home in [*(state / "homes").glob("*"), *(state.parent / "exchange").glob("*/*/*/inbound")]:
         homes.unmount(home)
     for student in STUDENTS:
         group = cgroups.group(f"minitorch-hub-{port}/{student}")
@@ -251,6 +252,12 @@ class Visit:
                               "parent_header": {}, "metadata": {}, "channel": "shell",
                               "content": {"code": code, "silent": False, "allow_stdin": False}}))
         return _gather(sock, msg_id, timeout)
+
+    def probe(self, code: str, timeout: float = 60) -> dict | list:
+        """Run ``code``, which sets ``result``, in the user's kernel: ``result``, through JSON."""
+        out = self.run(code + "\nimport json; print('RESULT' + json.dumps(result))", timeout)
+        assert "RESULT" in out, out
+        return json.loads(out.split("RESULT", 1)[1])
 
     def shell(self, command: str, timeout: float = 30) -> str:
         """What ``command`` prints in a new terminal of the user's (until it prints END)."""

@@ -8,6 +8,7 @@ from autograder.checks.capstone import TRAINING_LIMIT
 from autograder.notebooks.units import units
 from autograder.pipeline.job import budget
 from autograder.pipeline.job.job import Limits, _budget_config
+from autograder.pipeline.job.station import SPENT
 
 
 def test_every_unit_has_a_measured_budget_of_at_least_the_floor():
@@ -39,7 +40,18 @@ def test_the_table_is_printed_from_a_graded_course(tmp_path, capsys):
     assert budget.main([str(tmp_path), "nobody"]) == 1
 
 
-def test_the_job_tells_its_executor_when_the_budget_ends():
-    text = _budget_config(1234.5, 60.0, None)
-    assert "c.Execute.job_deadline = 1234.5" in text and "c.Execute.job_seconds = 60.0" in text
-    assert "c.Execute.sandbox_record = ''" in text
+def test_with_a_control_group_the_budget_is_cpu_time_under_a_ceiling_on_the_clock():
+    plain = budget.seconds("09_training", Limits())
+    assert budget.of("09_training", Limits(), cgroup=True) == budget.Budget(
+        plain, budget.WALL_FACTOR * plain)
+    assert budget.of("09_training", Limits(), cgroup=False) == budget.Budget(None, plain)
+    assert budget.of("09_training", Limits(job_seconds=20), cgroup=True) == budget.Budget(20, 20)
+    assert budget.Budget(90, 180).describe() == "90 s of CPU time (180 s on the clock)"
+    assert budget.Budget(None, 20).describe() == budget.Budget(20, 20).describe() == "20 s"
+
+
+def test_the_job_tells_its_executor_when_the_budget_ends(tmp_path):
+    text = _budget_config(1234.5, budget.Budget(None, 60.0), tmp_path, None, None)
+    assert "c.Execute.job_deadline = 1234.5" in text and "c.Execute.job_budget = '60 s'" in text
+    assert f"c.Execute.job_spent = {str(tmp_path / SPENT)!r}" in text
+    assert "c.Execute.sandbox_record = ''" in text and "c.Execute.job_cgroup = ''" in text

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.hub import cgroup_v1, cgroup_v2, cgroups
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox import cgroup_v1, cgroup_v2, cgroups
+from autograder.pipeline.sandbox.limits import Limits
 from tests.pipeline.cgroupfs import FakeCgroupfs
 
 LIMITS = Limits(memory=768 << 20, processes=192, cpus=0.5)

@@ -12,6 +12,9 @@ STUDENT = ('<script>\nvar student_id = "{}";\n</script>'
            '<script src="/formgrader/static/js/manage_students_assignments.js"></script></head>')
 
 
+HOST = "127.0.0.1:8888"
+
+
 @pytest.fixture(scope="module")
 def policy() -> csp.Policy:
     return csp.Policy()
@@ -23,7 +26,7 @@ def _sources(header: str) -> list[str]:
 
 def test_formgraders_own_inline_scripts_are_allowed_by_hash(policy):
     page = HEAD + STUDENT.format("ada")
-    header = policy.header("/formgrader/manage_students/ada", page)
+    header = policy.header("/formgrader/manage_students/ada", page, HOST)
     for script in ('\nvar base_url = "/user/instructor";\n', '\nvar student_id = "ada";\n'):
         assert csp.digest(script) in _sources(header)
     assert "'unsafe-inline'" not in header and "'unsafe-eval'" not in header
@@ -36,14 +39,14 @@ def test_formgraders_own_inline_scripts_are_allowed_by_hash(policy):
 ])
 def test_data_that_breaks_out_of_a_templates_string_is_not_allowed(policy, student_id):
     page = HEAD + STUDENT.format(student_id)
-    allowed = _sources(policy.header("/formgrader/manage_students/x", page))
+    allowed = _sources(policy.header("/formgrader/manage_students/x", page, HOST))
     assert csp.digest('\nvar base_url = "/user/instructor";\n') in allowed
     assert len([s for s in allowed if s.startswith("'sha256-")]) == len(policy.handlers) + 1
 
 
 def test_a_script_of_the_students_own_is_not_allowed_nor_a_second_of_a_known_shape(policy):
     page = HEAD + "<body><script>alert(1)</script><script>var base_url = 'https://evil';</script>"
-    allowed = _sources(policy.header("/formgrader/submissions/1/", page))
+    allowed = _sources(policy.header("/formgrader/submissions/1/", page, HOST))
     assert csp.digest("alert(1)") not in allowed
     assert csp.digest("var base_url = 'https://evil';") not in allowed
 
@@ -54,8 +57,8 @@ def test_only_the_templates_fixed_event_handlers_are_allowed(policy):
 
 
 def test_jupyterlab_may_evaluate_strings_formgrader_may_not(policy):
-    assert _sources(policy.header("/user/instructor/lab", None))[:2] == ["'self'", "'unsafe-eval'"]
-    assert "'unsafe-eval'" not in policy.header("/user/instructor/formgrader/gradebook", None)
+    assert "'unsafe-eval'" in _sources(policy.header("/user/instructor/lab", None, HOST))
+    assert "'unsafe-eval'" not in policy.header("/user/instructor/formgrader/gradebook", None, HOST)
 
 
 def _respond(policy, status: int, body: bytes) -> list[str]:
@@ -74,3 +77,18 @@ def test_a_page_gets_its_hashes_and_a_304_keeps_the_policy_the_browser_has(polic
     [header] = _respond(policy, 200, HEAD.encode())
     assert csp.digest('\nvar base_url = "/user/instructor";\n') in _sources(header)
     assert _respond(policy, 304, b"") == []
+
+
+def test_scripts_come_from_the_servers_own_static_paths_only(policy):
+    """Not 'self', which took in files/ (a student's .js there ran: issue 46)."""
+    hub = csp.Policy(base_url="/user/instructor/")
+    sources = _sources(hub.header("/user/instructor/lab", None, "instructor.hub.example:8000"))
+    assert [s for s in sources if not s.startswith("'")] == [
+        "instructor.hub.example:8000/user/instructor/static/",
+        "instructor.hub.example:8000/user/instructor/lab/extensions/",
+        "instructor.hub.example:8000/user/instructor/formgrader/static/"]
+
+
+@pytest.mark.parametrize("host", ["evil.example; script-src *", "a b", ""])
+def test_a_host_that_is_not_a_plain_name_gets_no_script_source(policy, host):
+    assert [s for s in _sources(policy.header("/lab", None, host)) if not s.startswith("'")] == []

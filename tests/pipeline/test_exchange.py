@@ -22,6 +22,7 @@ import pytest
 from classroom import nbgrader
 
 from autograder.pipeline.term import feedback
+from autograder.pipeline.term.exchange import exchange as exchange_root
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.ledger.grade import grade
 from autograder.pipeline.job.job import Limits
@@ -366,6 +367,21 @@ def test_unsafe_file_names_are_left_out_and_the_rest_collected(course):
     assert "left out 'my notes.txt'" in output and "left out '<img src=x" in output
 
 
+def test_only_the_files_the_unit_released_are_collected(course):
+    """A script handed in with the notebook was served from submitted/ as a script of the
+    instructor's origin (issue 46); a file the instructor declares is collected."""
+    folder = course.hand_in("alice", _solution(course))
+    for name in ("helper.js", "plot.png"):
+        (folder / name).write_text("hello")
+    (folder / "lib").mkdir()
+    (folder / "lib" / "more.js").write_text("hello")
+    output = course.collect("--SafeCollect.also_collect=plot.png")
+    assert sorted(p.name for p in course.submitted("alice").iterdir()) == \
+        [f"{UNIT}.ipynb", "plot.png", "submission_secret.txt", "timestamp.txt"]
+    assert "left out 'helper.js': the unit released no such file" in output
+    assert "left out 'lib': the unit released no such file" in output
+
+
 def test_formgraders_collect_button_refuses_too(course):
     """What Formgrader's Collect button runs: NbGraderAPI.collect, with the course's config."""
     course.hand_in("alice")
@@ -405,3 +421,15 @@ def test_times_that_slipped_past_collect_are_not_believed_at_grade_time(generate
     exchange = tmp_path / "exchange"
     exchange.mkdir(mode=0o777)
     nbgrader(root, "release_feedback", UNIT, f"--Exchange.root={exchange}")
+
+
+def test_the_exchange_lies_beside_the_course_by_default(tmp_path, monkeypatch):
+    """Inside the course, the instructor's server served what a student wrote into her
+    inbound from the instructor's origin (issue 46)."""
+    monkeypatch.delenv(exchange_root.VARIABLE, raising=False)
+    course = tmp_path / "course"
+    course.mkdir()
+    made = exchange_root.root(course)
+    assert made == tmp_path / "course-exchange" and made.is_dir()
+    assert not made.is_relative_to(course)
+    assert stat.S_IMODE(made.stat().st_mode) == exchange_root.MODE

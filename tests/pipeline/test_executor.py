@@ -26,6 +26,7 @@ from nbgrader.api import Gradebook
 from autograder.__main__ import main
 from autograder.pipeline.term import feedback
 from autograder.pipeline.course import Course
+from autograder.pipeline.executor import executor
 from autograder.pipeline.ledger.grade import GradingError, grade, pending
 from autograder.pipeline.job.job import Limits
 from autograder.pipeline.term.report import write_report
@@ -118,6 +119,47 @@ def test_a_worker_killed_mid_run_loses_no_grade(course, credentials, tmp_path):
     assert [total(course, s) for s in students] == [10, 0, 10, 0, 10, 0]
     counts = submissions_per_student(course)
     assert all(counts[s] == 1 for s in students)
+
+
+def _kill_after_first_grade(root: Path, students: list[str], worker: subprocess.Popen) -> None:
+    """SIGKILL the worker's whole process group once one student's grade is merged."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not any(
+            (root / "autograded" / s / UNIT / ".grading.json").exists() for s in students):
+        time.sleep(0.1)
+    os.killpg(worker.pid, signal.SIGKILL)
+
+
+def test_a_cluster_whose_workers_all_die_stops_the_run_and_keeps_every_grade(
+        course, credentials, tmp_path, monkeypatch, capsys):
+    """It waited on its futures with no bound and no word (17 minutes, stopped by hand): now
+    it says so after 2 s without a worker, stops after 6 s with the count left, keeps what was
+    merged, and the next run grades the rest. The bar counts the connected workers."""
+    monkeypatch.setattr(executor, "NOTICE_SECONDS", 2)
+    monkeypatch.setattr(executor, "STALL_SECONDS", 6)
+    students = [f"orphan-{n}" for n in range(4)]
+    for student in students:
+        hand_in(course, student, "source")
+    finished = {}
+    with dask_cluster(tmp_path, credentials, workers=1) as (address, workers):
+        killer = threading.Thread(target=_kill_after_first_grade, args=(course, students, workers[0]))
+        killer.start()
+        run = threading.Thread(target=lambda: finished.update(summary=grade(
+            course, [UNIT], students, limits=LIMITS, progress=True, scheduler=address,
+            tls_files=credentials, force=True)), daemon=True)
+        run.start()
+        run.join(timeout=240)
+        killer.join()
+    assert "summary" in finished, "the run still waits for a worker"
+    summary, err = finished["summary"], capsys.readouterr().err
+    kept = sorted(r.outcome.student for r in summary.results)
+    assert kept and len(kept) < len(students) and all(total(course, s) == 10 for s in kept)
+    assert f"ran a job of this run for 6 s (0 connected): stopped, {len(students) - len(kept)} " \
+        "submission(s) left ungraded for the next run" in str(summary)
+    assert "has run a job of this run for 2 s (0 connected)" in err and "workers=1" in err
+    rest = grade(course, [UNIT], students, workers=1, limits=LIMITS, progress=False)
+    assert sorted(r.outcome.student for r in rest.results) == sorted(set(students) - set(kept))
+    assert all(total(course, s) == 10 for s in students)
 
 
 def test_a_job_lost_beyond_its_retries_leaves_every_cell_to_an_instructor(course):
@@ -344,7 +386,6 @@ def test_a_job_past_its_time_limit_is_stopped_and_the_worker_goes_on(course):
 
 def test_a_cluster_without_workers_or_a_local_one_of_none_is_refused(course, credentials, tmp_path,
                                                                     monkeypatch):
-    from autograder.pipeline.executor import executor
     monkeypatch.setattr(executor, "WORKER_WAIT_SECONDS", 2)
     with dask_cluster(tmp_path, credentials, workers=0) as (address, _):
         with pytest.raises(GradingError, match="no worker joined"):

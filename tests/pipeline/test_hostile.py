@@ -5,7 +5,8 @@ to a solution cell; an honest ``victim`` hands in the reference of each unit in 
 runs as an instructor would, with a token in its environment and an SSH key in its home.
 For each attack: no point above the honest score, no secret or solution line in anything
 returned to the student (graded notebook, feedback), nothing written outside the job, the
-victim's grade and files unchanged, the run completes.
+victim's grade and files unchanged, the run completes. The attacks on what the OS counts
+(``hostile.REAPED_CHILD``, ``hostile.CROWD``) are graded in runs of their own.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from autograder.pipeline.demo.bad import UNIT, cell
 from autograder.pipeline.demo.scenario import make_course
 from autograder.pipeline.ledger.grade import grade
 from autograder.pipeline.job.job import Limits
+from autograder.pipeline.sandbox import cgroups
 
 pytestmark = pytest.mark.pipeline
 SECRET = f"s3cret-{uuid.uuid4().hex}"
@@ -52,10 +54,47 @@ class Listener:
                 return
 
 
-@pytest.fixture(scope="module")
-def attacked(tmp_path_factory, isolated_jupyter):
+def _need_the_sandbox() -> None:
     if os.environ.get("CI") != "true" and unavailable():
         pytest.skip(unavailable())
+
+
+def _hand_in(root: Path, attack: hostile.Attack, **values: str) -> None:
+    """The release notebook of ``attack``'s unit with its code appended, handed in."""
+    nb = nbformat.read(str(_path(root, "release", attack.unit)), as_version=4)
+    cell(nb, attack.cell).source += "\n\n" + hostile.code(attack, **values)
+    if attack.tamper:
+        attack.tamper(nb)
+    folder = root / "submitted" / attack.name / attack.unit
+    folder.mkdir(parents=True)
+    nbformat.write(nb, str(folder / f"{attack.unit}.ipynb"))
+
+
+def _hand_in_source(root: Path, student: str, unit: str) -> None:
+    (root / "submitted" / student / unit).mkdir(parents=True)
+    shutil.copy(_path(root, "source", unit), root / "submitted" / student / unit)
+
+
+def _graded_alone(tmp_path_factory, name: str, attacks: tuple[hostile.Attack, ...],
+                  neighbour: str | None = None):
+    """A course of the attacks' units where ``attacks`` (and an honest ``neighbour`` handing
+    in each unit's source) are graded together on two workers: its root and the summary."""
+    _need_the_sandbox()
+    root = tmp_path_factory.mktemp(name) / "course"
+    units = sorted({attack.unit for attack in attacks})
+    make_course(root, units)
+    for attack in attacks:
+        _hand_in(root, attack)
+    for unit in units if neighbour else ():
+        _hand_in_source(root, neighbour, unit)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MINITORCH_COURSE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        return root, grade(root, workers=2, limits=Limits(cell_timeout=30), progress=False)
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory, isolated_jupyter):
+    _need_the_sandbox()
     base = tmp_path_factory.mktemp("hostile")
     root, home, listener = base / "course", base / "home", Listener()
     make_course(root, list(hostile.UNIT_POINTS))
@@ -63,21 +102,14 @@ def attacked(tmp_path_factory, isolated_jupyter):
     (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY-----\n{SECRET}\n")
     values = dict(course=str(root), home=str(home), repo=str(REPO), port=str(listener.port))
     for attack in hostile.ATTACKS:
-        nb = nbformat.read(str(_path(root, "release", attack.unit)), as_version=4)
-        cell(nb, attack.cell).source += "\n\n" + hostile.code(attack, **values)
-        if attack.tamper:
-            attack.tamper(nb)
-        folder = root / "submitted" / attack.name / attack.unit
-        folder.mkdir(parents=True)
-        nbformat.write(nb, str(folder / f"{attack.unit}.ipynb"))
+        _hand_in(root, attack, **values)
     for name, (unit, tamper) in hostile.HONEST.items():
         nb = nbformat.read(str(_path(root, "release", unit)), as_version=4)
         tamper(nb)
         (root / "submitted" / name / unit).mkdir(parents=True)
         nbformat.write(nb, str(root / "submitted" / name / unit / f"{unit}.ipynb"))
     for unit in hostile.UNIT_POINTS:
-        (root / "submitted" / "victim" / unit).mkdir(parents=True)
-        shutil.copy(_path(root, "source", unit), root / "submitted" / "victim" / unit)
+        _hand_in_source(root, "victim", unit)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MINITORCH_GRADER_TOKEN", SECRET)
         patch.setenv("HOME", str(home))
@@ -94,10 +126,10 @@ def _path(root: Path, folder: str, unit: str) -> Path:
     return root / folder / unit / f"{unit}.ipynb"
 
 
-def _submissions(root: Path):
+def _submissions(root: Path, units=tuple(hostile.UNIT_POINTS)):
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         return {(s.student.id, s.assignment.name): (s.score, s.max_score)
-                for unit in hostile.UNIT_POINTS for s in gb.find_assignment(unit).submissions}
+                for unit in units for s in gb.find_assignment(unit).submissions}
 
 
 def _outputs(root: Path, student: str, unit: str = UNIT) -> str:
@@ -125,7 +157,10 @@ def test_the_run_completes_and_grades_everyone(attacked):
     assert summary.sandbox and len(summary.results) == (
         len(hostile.ATTACKS) + len(hostile.HONEST) + len(hostile.UNIT_POINTS))
     stopped = {hostile.SLOW_EVERYTHING.name}
+    # on a machine so busy that the nested burn's 21 s of computing outlast its job's time budget
+    either = {hostile.NESTED_BURN.name}
     assert all(r.status == ("stopped" if r.outcome.student in stopped else "graded")
+               or (r.outcome.student in either and r.status == "stopped")
                for r in summary.results), summary
 
 
@@ -155,7 +190,19 @@ def test_training_moved_into_eval_does_not_escape_the_budget(attacked):
     outputs = _outputs(attacked[0], attack.name, attack.unit)
     # on a machine so busy that its 21 s of computing outlast the run's 60 s: stopped there
     assert "s of CPU time in the grader's run, more than the budget" in outputs or \
-        "The grader's run was stopped after" in outputs
+        "The grader's run was stopped after" in outputs or "used up its time budget" in outputs
+
+
+def test_computing_in_a_nested_namespace_does_not_escape_the_budget(attacked):
+    """No process in the sandbox makes a PID namespace of its own, where the budget did not
+    count its CPU time (the budget cell scored 5 with 21 s of computing)."""
+    attack = hostile.NESTED_BURN
+    assert _cell_score(attacked[0], attack.name, attack.unit, "grade-budget") == 0
+    outputs = _outputs(attacked[0], attack.name, attack.unit)
+    assert "BURNED nested" not in outputs
+    # on a machine so busy that its 21 s of computing outlast the run's 60 s: stopped there
+    assert "s of CPU time in the grader's run, more than the budget" in outputs or \
+        "The grader's run was stopped after" in outputs or "used up its time budget" in outputs
 
 
 def test_a_lookup_table_finds_no_held_out_image(attacked):
@@ -174,7 +221,7 @@ def test_a_slow_submission_holds_its_worker_no_longer_than_its_budget(attacked):
     attack = hostile.SLOW_EVERYTHING
     result = _result(summary, attack.name)
     assert result.status == "stopped" and result.outcome.review
-    assert result.seconds <= budget.seconds(attack.unit, Limits())
+    assert result.seconds <= budget.of(attack.unit, Limits(), cgroups.unavailable() is None).wall
     assert f"stopped at the job's time budget, scored on what finished): {attack.name}/" \
         f"{attack.unit}" in str(summary)
     assert any("Stopped at the job's time budget" in note for note in result.notes)
@@ -236,3 +283,43 @@ def test_the_disk_quota_holds_and_only_scratch_folders_are_writable(attacked):
     graded = f"autograded/disk-flood/{UNIT}"
     writable = {line.split()[1] for line in text.splitlines() if line.startswith("WROTE")}
     assert all(path == "/scratch" or path.endswith(graded) for path in writable), writable
+
+
+@pytest.fixture(scope="module")
+def reaped(tmp_path_factory, isolated_jupyter):
+    return _graded_alone(tmp_path_factory, "reaped", (hostile.REAPED_CHILD, hostile.WAITED_CHILD))
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory, isolated_jupyter):
+    return _graded_alone(tmp_path_factory, "crowded", (hostile.CROWD,), neighbour="neighbour")
+
+
+def test_a_child_nobody_waits_for_is_counted_in_the_capstone_budget(reaped):
+    """Its 24 CPU-s, in children the kernel reaped (SIGCHLD ignored), are the job's control
+    group's: the budget cell scores what its twin that waits scores (it scored 5 of 5 when the
+    budget summed the kernel's live processes)."""
+    root, summary = reaped
+    attack, unit = hostile.REAPED_CHILD, hostile.REAPED_CHILD.unit
+    scores = _submissions(root, (unit,))
+    assert scores[(attack.name, unit)] == scores[(attack.honest, unit)], attack.story
+    assert _cell_score(root, attack.name, unit, "grade-budget") == 0
+    outputs = _outputs(root, attack.name, unit)
+    # on a machine so busy that its 24 s of computing outlast the run's 60 s: stopped there
+    assert "s of CPU time in the grader's run, more than the budget" in outputs or \
+        "The grader's run was stopped after" in outputs
+
+
+def test_a_crowd_of_processes_does_not_sink_the_classmate_beside_it(crowded):
+    """The crowd's 96 busy processes share one core of their job's control group; the
+    neighbour graded beside it keeps full marks and is not told it ran out of time (its job
+    went from 27 s to 82 s, was stopped, lost a point and was told so)."""
+    root, summary = crowded
+    unit = hostile.CROWD.unit
+    neighbour = _result(summary, "neighbour")
+    assert _submissions(root, (unit,))[("neighbour", unit)] == (
+        hostile.UNIT_POINTS[unit] - hostile.MANUAL_POINTS[unit], hostile.UNIT_POINTS[unit])
+    assert neighbour.status == "graded" and not neighbour.outcome.review
+    assert not any("time budget" in note for note in neighbour.notes), neighbour.notes
+    assert "used up its time budget" not in _outputs(root, "neighbour", unit)
+    assert _submissions(root, (unit,))[(hostile.CROWD.name, unit)][0] <= hostile.CROWD.earns

@@ -15,6 +15,7 @@ where that is a failure.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import os
@@ -95,7 +96,8 @@ def _formgrader(chromium, hub: Hub):
     """The instructor's Formgrader, under the script policy of ``hub/instructor/``."""
     page = login(chromium, hub, "instructor")
     response = page.goto(f"{hub.server('instructor')}/formgrader/manage_assignments")
-    assert "script-src 'self' 'unsafe-hashes'" in response.headers["content-security-policy"]
+    policy = response.headers["content-security-policy"]
+    assert "/user/instructor/formgrader/static/ 'unsafe-hashes'" in policy
     return page
 
 
@@ -301,11 +303,14 @@ def test_a_roster_with_a_bad_line_is_refused_naming_it(hub, tmp_path):
 
 
 def _another_hub(hub: Hub, tmp_path: Path, scheme: str = "http", **env: str) -> Hub:
-    """A second hub on the course of ``hub``, with a port, state and accounts of its own."""
+    """A second hub on a copy of the course of ``hub``, with a port, state, exchange and
+    accounts of its own (a hub hands its course and exchange to its own instructor account)."""
     port = free_port(span=3)
-    url, state = f"{scheme}://{HOST}:{port}", tmp_path / "state"
-    return Hub(url, hub.course, state, dict(
+    url, state, course = f"{scheme}://{HOST}:{port}", tmp_path / "state", tmp_path / "course"
+    shutil.copytree(hub.course, course, symlinks=True)
+    return Hub(url, course, state, dict(
         hub.env, MINITORCH_HUB_STATE=str(state), MINITORCH_HUB_PORT=str(port),
+        MINITORCH_COURSE=str(course), MINITORCH_EXCHANGE=str(tmp_path / "exchange"),
         MINITORCH_HUB_URL=url, MINITORCH_HUB_ACCOUNT_PREFIX=f"t{port}-", **env),
         tmp_path / f"{scheme}.log", f"t{port}-")
 

@@ -161,9 +161,8 @@ def _tokens(hub: Hub, user: str) -> int:
 
 
 def _folder(hub: Hub, user: str) -> Path:
-    """Where ``user``'s terminals start: their home (the instructor's is the hub's
-    ``home_dir_template``)."""
-    return hub.state / ("instructor-home" if user == "instructor" else f"homes/{user}")
+    """Where ``user``'s terminals start: their home, outside their sandbox."""
+    return hub.state / "homes" / user
 
 
 @pytest.mark.parametrize("victim", ["carol", "instructor"])

@@ -5,7 +5,7 @@ terminal, tries what a student on the old hub could: read the course, the hub's 
 other homes; write where others read; find a password or token in another process; use her
 own token beyond her server; log in or hand in as someone else; import the reference; starve the others
 with a memory bomb, a fork bomb or a full disk; leave a process behind her server; guess the
-instructor's password. Each attempt must fail, and Bob's server and the hub must keep
+instructor's and Bob's passwords while they log in. Each attempt must fail, and Bob's server and the hub must keep
 answering meanwhile. Runs on the hub of ``hubs.py`` (shared with the term test).
 """
 from __future__ import annotations
@@ -45,13 +45,6 @@ def instructor(hub):
     return Visit(hub, "instructor")
 
 
-def _probe(visit: Visit, code: str) -> dict:
-    """Run ``code`` (which sets ``result``) in the kernel; ``result`` as JSON."""
-    out = visit.run(code + "\nimport json; print('RESULT' + json.dumps(result))")
-    assert "RESULT" in out, out
-    return json.loads(out.split("RESULT", 1)[1])
-
-
 def _secrets(hub) -> dict[str, str]:
     state = hub.state / "hub"
     found = {name: (state / name).read_text().strip() for name in ("proxy_token", "cookie_secret")}
@@ -61,7 +54,7 @@ def _secrets(hub) -> dict[str, str]:
 
 
 def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
-    result = _probe(alice, "import os, pwd\nstatus = open('/proc/self/status').read()\n"
+    result = alice.probe("import os, pwd\nstatus = open('/proc/self/status').read()\n"
                            "result = [os.getuid(), os.geteuid(), os.getgroups(), "
                            "pwd.getpwuid(os.getuid()).pw_name, "
                            "[l for l in status.splitlines() if l.startswith(('CapEff', 'CapBnd', 'NoNewPrivs'))]]")
@@ -70,8 +63,16 @@ def test_her_server_runs_as_her_own_account_without_capabilities(hub, alice):
     assert result[4] == ["CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1"]
 
 
+def test_she_makes_no_namespace_of_her_own(alice):
+    """A user and PID namespace of her own held processes her server's limits could not see;
+    the filter her sandbox starts under refuses every new namespace (EPERM)."""
+    result = alice.probe("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                           "result = [libc.unshare(0x10000000 | 0x20000000), ctypes.get_errno()]")
+    assert result == [-1, 1]
+
+
 def _readable(visit: Visit, paths: list[str]) -> dict:
-    return _probe(visit, f"result = {{}}\nfor path in {paths!r}:\n"
+    return visit.probe(f"result = {{}}\nfor path in {paths!r}:\n"
                          "    try:\n        result[path] = open(path, 'rb').read(64).hex()\n"
                          "    except OSError as error:\n        result[path] = type(error).__name__\n")
 
@@ -88,7 +89,7 @@ def test_she_reads_nothing_of_the_course_the_hub_or_other_homes(hub, alice, bob)
 
 
 def test_she_cannot_write_where_other_servers_read(hub, alice):
-    result = _probe(alice, "result = {}\nfor path in ['/srv/minitorch/config/nbgrader_config.py', "
+    result = alice.probe("result = {}\nfor path in ['/srv/minitorch/config/nbgrader_config.py', "
                            f"{str(hub.course / 'source' / 'evil.py')!r}, '/usr/lib/evil.py', "
                            f"{str(Path(hub.env['MINITORCH_HUB_STUDENT_ENV']) / 'evil.pth')!r}]:\n"
                            "    try:\n        open(path, 'a').write('x'); result[path] = 'written'\n"
@@ -97,7 +98,7 @@ def test_she_cannot_write_where_other_servers_read(hub, alice):
 
 
 def test_no_process_she_can_see_holds_a_secret(hub, alice):
-    result = _probe(alice, "import os\nresult = {}\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    result = alice.probe("import os\nresult = {}\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
                            "    text = ''\n    for part in ('environ', 'cmdline'):\n"
                            "        try:\n            text += open(f'/proc/{pid}/{part}', 'rb').read().decode('latin-1')\n"
                            "        except OSError:\n            pass\n"
@@ -126,7 +127,7 @@ def test_her_token_opens_only_her_own_server(hub, alice, bob, instructor):
                ("instructor terminals", *_via_proxy(hub, "instructor", "api/terminals")),
                ("bob kernels", *_via_proxy(hub, "bob", "api/kernels")),
                ("own kernels", *_via_proxy(hub, "alice", "api/kernels"))]
-    result = _probe(alice, f"""import os, urllib.request, urllib.error
+    result = alice.probe(f"""import os, urllib.request, urllib.error
 class Stay(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args):
         return None
@@ -152,12 +153,7 @@ def _refused(code: int, location: str) -> bool:
 
 
 def _logs_in(hub, user: str, password: str) -> bool:
-    session = requests.Session()
-    session.get(f"{hub.url}/hub/login")
-    answer = session.post(f"{hub.url}/hub/login", allow_redirects=False,
-                          data={"username": user, "password": password,
-                                "_xsrf": session.cookies.get("_xsrf", path="/hub/")})
-    return answer.status_code == 302
+    return _try(hub, user, password) == 302
 
 
 def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
@@ -166,7 +162,7 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
     anyone on the machine could subscribe to their output. Her processes listen on two TCP
     ports: her server's, which asks every request for her token, and ipykernel's pipe for
     the output of forked processes, a receive-only socket that drops what lacks its random key."""
-    kernels = _probe(alice, "import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
+    kernels = alice.probe("import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
                             "result = [[json.load(open(f))['transport'] for f in "
                             "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
                             "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
@@ -182,6 +178,62 @@ def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
         sorted([tuple(kernel)] * len(kernels[0]) + [tuple(server)]), listening
 
 
+SUBSCRIBE_TO_EVERY_PORT = """import time, zmq
+listening = []
+for name, host in (('/proc/net/tcp', '127.0.0.1'), ('/proc/net/tcp6', '[::1]')):
+    for line in open(name).read().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == '0A':
+            listening.append(f'tcp://{host}:{int(fields[1].rsplit(":", 1)[1], 16)}')
+context = zmq.Context()
+sub = context.socket(zmq.SUB)
+sub.setsockopt(zmq.IPV6, 1)
+sub.setsockopt(zmq.SUBSCRIBE, b'')
+for address in listening:
+    sub.connect(address)
+heard, deadline = [], time.monotonic() + SECONDS
+while time.monotonic() < deadline:
+    if sub.poll(200):
+        heard.append(b' '.join(sub.recv_multipart()).decode('latin-1'))
+result = [listening, heard]
+"""
+
+
+def _listeners(hub) -> dict[int, list[str]]:
+    """Every TCP port the hub's processes listen on (the hub, its proxy, the users' servers,
+    their kernels), and the command of the process that holds it."""
+    hub_api = next(c.pid for c in psutil.net_connections("tcp")
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 1)
+    tree = {hub_api} | {child.pid for child in psutil.Process(hub_api).children(recursive=True)}
+    return {c.laddr.port: psutil.Process(c.pid).cmdline()
+            for c in psutil.net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN and c.pid in tree}
+
+
+def test_her_kernel_hears_no_other_users_kernel(hub, alice, bob, instructor):
+    """The network namespace is shared, so her kernel lists every socket listening on the
+    machine (``/proc/net/tcp``) and subscribes to each with ZeroMQ while the instructor's
+    kernel prints a solution: it hears nothing. The instructor's kernels speak over Unix sockets
+    in her sandbox (``hub/instructor``), as the students' do; what listens on TCP is the hub,
+    its proxy and each user's server (HTTP that asks for a token), and in each kernel
+    ipykernel's pipe for forked output (receive-only, dropping what lacks its random key)."""
+    bob.run("print('a kernel of bob')")
+    instructor.run("print('a kernel of the instructor')")
+    speaking = threading.Thread(target=instructor.run, args=(
+        "import time\nfor _ in range(10):\n    print('SOLUTION-7f3a', flush=True); time.sleep(1)",))
+    threading.Timer(3, speaking.start).start()
+    listening, heard = alice.probe(SUBSCRIBE_TO_EVERY_PORT.replace("SECONDS", "14"))
+    speaking.join()
+    assert [said for said in heard if "SOLUTION-7f3a" in said] == []
+    held = _listeners(hub)
+    kernels = [command for command in held.values() if "ipykernel_launcher" in command]
+    print(f"\nshe saw {len(listening)} TCP ports listening; the hub's processes hold "
+          f"{sorted(held)}: {len(kernels)} of them kernels' pipes")
+    assert {f"tcp://127.0.0.1:{port}" for port in held} <= set(listening)
+    connection_files = {command[command.index("-f") + 1] for command in kernels}
+    assert len(kernels) == len(connection_files) >= 3, held   # one port per kernel: its pipe
+
+
 def test_her_password_is_hers_alone(hub):
     assert _logs_in(hub, "alice", hub.password("alice"))
     assert not _logs_in(hub, "bob", hub.password("alice"))
@@ -190,25 +242,27 @@ def test_her_password_is_hers_alone(hub):
 
 
 def test_neither_the_reference_nor_the_autograder_imports(alice):
-    result = _probe(alice, "import importlib.util, sys\nresult = [sys.prefix, "
+    result = alice.probe("import importlib.util, sys\nresult = [sys.prefix, "
                            "[m for m in ('minitorch_ref', 'autograder', 'numpy', 'nbgrader', 'course') "
                            "if importlib.util.find_spec(m)]]")
     assert result[1] == ["numpy", "nbgrader", "course"], result
 
 
-def test_she_hands_in_only_as_herself(hub, alice, bob):
+def test_she_hands_in_only_as_herself(hub, alice, bob, instructor):
     """Her sandbox shows her own inbound and feedback only; a submission in her inbound that
-    names Bob (``--student``, ``JUPYTERHUB_USER``) is refused at collect, Bob's own collected."""
+    names Bob (``--student``, ``JUPYTERHUB_USER``) is refused at collect, Bob's own collected.
+    The instructor releases (the exchange's course folder is her account's)."""
     nbgrader = [str(Path(sys.executable).with_name("nbgrader"))]
-    subprocess.run(nbgrader + ["release_assignment", "01_setup", "--force"], cwd=hub.course,
-                   env=hub.env, check=True, capture_output=True)
+    released = instructor.shell(f"cd {hub.course} && nbgrader release_assignment 01_setup --force",
+                                timeout=90)
+    assert "Released as: minitorch 01_setup" in released, released
     exchange = "/srv/nbgrader/exchange/minitorch"
     fetch = f"rm -rf ~/hand-in && mkdir ~/hand-in && cd ~/hand-in && cp -r {exchange}/outbound/01_setup ."
-    bob.shell(f"{fetch} && nbgrader submit 01_setup")
+    bob.shell(f"{fetch} && nbgrader submit 01_setup", timeout=90)
     seen = alice.shell(f"{fetch} && echo FORGED > 01_setup/forged.txt && "
                        "nbgrader submit 01_setup --student=bob; JUPYTERHUB_USER=bob nbgrader submit "
                        f"01_setup; echo LISTING; ls {exchange} {exchange}/inbound {exchange}/feedback; "
-                       f"touch {exchange}/outbound/01_setup/x {exchange}/feedback/x")
+                       f"touch {exchange}/outbound/01_setup/x {exchange}/feedback/x", timeout=120)
     listing = seen.split("LISTING", 1)[1]
     inbound = listing.split("/inbound:", 1)[1].split("touch:", 1)[0]
     assert "students" not in listing and inbound.count("bob+01_setup+") == 2, listing
@@ -288,18 +342,93 @@ def test_a_memory_bomb_fork_bomb_and_full_disk_leave_the_others_answering(hub, b
     assert "Resource temporarily unavailable" in fork or "retry: No child processes" in fork
 
 
-def test_guessing_the_instructor_password_is_slowed_down(hub):
-    """Last: afterwards the instructor waits a minute before their next login."""
-    started, answers = time.monotonic(), []
-    for attempt in range(300):
-        session = requests.Session()
-        session.get(f"{hub.url}/hub/login")
-        answers.append(session.post(f"{hub.url}/hub/login", allow_redirects=False, data={
-            "username": "instructor", "password": f"guess-{attempt}",
-            "_xsrf": session.cookies.get("_xsrf", path="/hub/")}).status_code)
-    checked = len(answers) - answers.count(429)
-    print(f"\n300 guesses in {time.monotonic() - started:.1f} s: {checked} checked and wrong "
-          f"(403), {answers.count(429)} refused unchecked (429)")
-    assert 1 <= checked <= logins.FREE      # test_her_password_is_hers_alone tried one already
-    assert answers == [403] * checked + [429] * (300 - checked)
-    assert not _logs_in(hub, "instructor", hub.password("instructor"))
+FILL_INBOUND = """import os, shutil
+inbound = f"{os.environ['MINITORCH_EXCHANGE']}/{os.environ['MINITORCH_COURSE_ID']}/inbound"
+written, files, why = 0, 0, {}
+try:
+    with open(f"{inbound}/fill", "wb") as out:
+        for _ in range(128):
+            out.write(bytes(1 << 20))
+            written += 1 << 20
+except OSError as error:
+    why["bytes"] = error.strerror
+os.remove(f"{inbound}/fill")
+os.mkdir(f"{inbound}/many")
+try:
+    for files in range(30_000):
+        open(f"{inbound}/many/{files}", "w").close()
+except OSError as error:
+    why["files"] = error.strerror
+shutil.rmtree(f"{inbound}/many")
+result = [written, files, why]"""
+
+
+def test_what_she_hands_in_counts_against_a_quota(hub):
+    """Her inbound, where ``nbgrader submit`` writes, was a folder of the exchange's file
+    system, unbounded; it is an image of her own (``inbound=64M`` here): 128 MiB and 30,000
+    files stop at its end."""
+    alice, exchange = Visit(hub, "alice"), hub.state.parent / "exchange"
+    written, files, why = alice.probe(FILL_INBOUND, timeout=300)
+    print(f"\nher inbound took {written >> 20} MiB and {files} files: {why}")
+    assert written < 64 << 20 and files < 30_000
+    assert why == {"bytes": "No space left on device", "files": "No space left on device"}
+    assert os.path.ismount(next(exchange.glob("*/students/alice/inbound")))
+
+
+class _From(requests.adapters.HTTPAdapter):
+    """Connections from another loopback address: a stranger on another machine."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, source_address=(self.address, 0), **kwargs)
+
+
+def _try(hub, user: str, password: str, address: str = "", **headers: str) -> int:
+    """One login as a browser would (the form, then its post): the answer's status."""
+    session = requests.Session()
+    session.headers.update(headers)
+    if address:
+        session.mount("http://", _From(address))
+        session.mount("https://", _From(address))
+    session.get(f"{hub.url}/hub/login")
+    return session.post(f"{hub.url}/hub/login", allow_redirects=False, data={
+        "username": user, "password": password,
+        "_xsrf": session.cookies.get("_xsrf", path="/hub/")}).status_code
+
+
+def test_a_stranger_guessing_keeps_nobody_out_and_is_slowed_down(hub):
+    """Last (the stranger's address stays refused a minute). From 127.0.0.2, claiming to be
+    127.0.0.1 (``X-Real-Ip``, ``X-Forwarded-For``), a stranger guesses at Bob's and the
+    instructor's names, 300 times, while both log in from 127.0.0.1 with their passwords:
+    every login of theirs succeeds, the stranger gets ``FREE`` checked guesses per name."""
+    forged = {"X-Real-Ip": "127.0.0.1", "X-Forwarded-For": "127.0.0.1"}
+    guesses: dict[str, list[int]] = {"bob": [], "instructor": []}
+
+    guessed = threading.Event()     # both names have failed FREE times
+
+    def guess() -> None:
+        for attempt in range(300):
+            user = ("bob", "instructor")[attempt % 2]
+            guesses[user].append(_try(hub, user, f"guess-{attempt}", "127.0.0.2", **forged))
+            if attempt == 2 * logins.FREE:
+                guessed.set()
+
+    started, stranger = time.monotonic(), threading.Thread(target=guess)
+    stranger.start()
+    guessed.wait(timeout=120)
+    logins_meanwhile = []
+    while stranger.is_alive() or len(logins_meanwhile) < 4:
+        logins_meanwhile += [_try(hub, user, hub.password(user)) for user in ("bob", "instructor")]
+    stranger.join()
+    print(f"\n300 guesses in {time.monotonic() - started:.1f} s: "
+          + ", ".join(f"{u}: {a.count(403)} checked and wrong (403), {a.count(429)} refused "
+                      "unchecked (429)" for u, a in guesses.items())
+          + f"; meanwhile Bob and the instructor logged in {logins_meanwhile.count(302)} of "
+            f"{len(logins_meanwhile)} times")
+    assert set(logins_meanwhile) == {302}, logins_meanwhile
+    for answers in guesses.values():
+        assert answers == [403] * logins.FREE + [429] * (150 - logins.FREE)
+    assert _try(hub, "bob", hub.password("bob"), "127.0.0.2") == 429

@@ -1,21 +1,24 @@
 """The course hub's parts that need no hub: limits, the roster, passwords, the sandbox's
-command line and the users' origins (``autograder/hub/``)."""
+command line, the exchange's folders and the users' origins (``autograder/hub/``)."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from tornado.httputil import HTTPHeaders, HTTPServerRequest
 
-from autograder.hub import limits, logins, origins, roster, sandbox
+from autograder.hub import exchange, logins, origins, roster, sandbox
+from autograder.pipeline.sandbox import limits
 from autograder.hub.accounts import Account, AccountError, unix_name
 
 
 def test_limits_read_from_one_variable_and_refuse_nonsense():
     assert limits.parse("memory=4G, processes=512,cpus=0.5") == \
         limits.Limits(memory=4 << 30, processes=512, cpus=0.5, disk=2 << 30)
-    assert limits.parse(None).describe() == "memory 2G, 256 processes, 1 CPU, disk 2G"
+    assert limits.parse(None).describe() == "memory 2G, 256 processes, 1 CPU, disk 2G, inbound 256M"
     for text, said in [("memory=lots", "must be a size"), ("disk=1M", "less than 64M"),
                        ("cpus=all", "number of cores"), ("processes=3", "16 or more"),
                        ("swap=1G", "is not one of")]:
@@ -63,18 +66,42 @@ def test_strong_passwords_pass():
     assert logins.weakness("plural-wombat-harbour-tangerine-47", "instructor") is None
 
 
-def test_the_throttle_checks_five_then_one_a_minute(monkeypatch):
+def test_the_throttle_checks_five_per_address_and_name_then_one_a_minute(monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr(logins.time, "monotonic", lambda: clock[0])
     throttle = logins.Throttle()
     for _ in range(logins.FREE):
-        assert throttle.remaining("prof") == 0
-        throttle.failed("prof")
-    assert throttle.remaining("prof") == logins.WAIT and throttle.remaining("ada") == 0
+        assert throttle.remaining("10.0.0.9", "prof") == 0 and throttle.slowed("prof") == 0
+        throttle.failed("10.0.0.9", "prof")
+    assert throttle.remaining("10.0.0.9", "prof") == logins.WAIT
+    assert throttle.remaining("10.0.0.9", "ada") == 0 and throttle.remaining("10.0.0.1", "prof") == 0
+    assert throttle.slowed("prof") == logins.DELAY and throttle.slowed("ada") == 0
     clock[0] += logins.WAIT
-    assert throttle.remaining("prof") == 0
-    throttle.succeeded("prof")
-    assert throttle.remaining("prof") == 0
+    assert throttle.remaining("10.0.0.9", "prof") == 0 and throttle.slowed("prof") == 0
+    throttle.succeeded("10.0.0.9", "prof")
+    assert throttle.remaining("10.0.0.9", "prof") == 0
+
+
+def test_an_address_guessing_at_many_names_is_refused_at_all_of_them(monkeypatch):
+    monkeypatch.setattr(logins.time, "monotonic", lambda: 1000.0)
+    throttle = logins.Throttle()
+    for attempt in range(logins.ADDRESS_FREE):
+        throttle.failed("10.0.0.9", f"student{attempt}")
+    assert throttle.remaining("10.0.0.9", "new") == logins.WAIT
+    assert throttle.remaining("10.0.0.1", "new") == 0
+
+
+def _request(remote_ip: str, **headers: str) -> HTTPServerRequest:
+    request = HTTPServerRequest(method="POST", uri="/hub/login", headers=HTTPHeaders(headers))
+    request.remote_ip = remote_ip
+    return request
+
+
+def test_the_address_is_the_one_the_proxy_saw_not_the_clients_word():
+    forged = _request("10.0.0.1", **{"X-Real-Ip": "10.0.0.1",
+                                     "X-Forwarded-For": "10.0.0.1, 10.0.0.9"})
+    assert logins.client_address(forged) == "10.0.0.9"
+    assert logins.client_address(_request("10.0.0.7")) == "10.0.0.7"
 
 
 def test_unix_names_are_checked():
@@ -100,6 +127,41 @@ def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
                                             "--bounding-set=-all", "--no-new-privs", "--"]
     assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
     assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
+
+
+INSTRUCTOR, ADA = Account("jupyter-instructor", "instructor", 4242, 4242), Account("jupyter-ada", "ada", 4343, 4343)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: root only")
+def test_the_exchange_folders_are_handed_to_their_users(tmp_path):
+    exchange.folders(tmp_path, "minitorch", ADA, INSTRUCTOR)
+    course = tmp_path / "minitorch"
+    owners = {str(path.relative_to(tmp_path)): (path.stat().st_uid, path.stat().st_gid,
+                                                oct(path.stat().st_mode & 0o7777))
+              for path in [course, *course.rglob("*")]}
+    assert owners == {"minitorch": (4242, 4242, "0o755"),
+                      "minitorch/outbound": (4242, 4242, "0o755"),
+                      "minitorch/inbound": (4242, 4242, "0o2733"),
+                      "minitorch/feedback": (4242, 4242, "0o711"),
+                      "minitorch/students": (0, 0, "0o755"),
+                      "minitorch/students/ada": (0, 0, "0o755"),
+                      "minitorch/students/ada/feedback": (4242, 4242, "0o755"),
+                      "minitorch/students/ada/inbound": (4343, 4242, "0o2750")}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to other accounts: root only")
+def test_a_link_the_instructor_put_in_place_of_her_folder_is_not_followed(tmp_path):
+    """Her account owns ``outbound``: made a link to a folder of root's, the hub (root)
+    would have handed that folder to her at its next start."""
+    exchange.course_folders(tmp_path, "minitorch", INSTRUCTOR)
+    victim = tmp_path / "root-only"
+    victim.mkdir(mode=0o700)
+    outbound = tmp_path / "minitorch" / "outbound"
+    outbound.rmdir()
+    outbound.symlink_to(victim)
+    with pytest.raises(OSError, match="the exchange's 'outbound' is not a folder"):
+        exchange.course_folders(tmp_path, "minitorch", INSTRUCTOR, ["ada"])
+    assert (victim.stat().st_uid, victim.stat().st_mode & 0o777) == (0, 0o700)
 
 
 def test_each_user_has_an_origin_of_their_own_by_default():

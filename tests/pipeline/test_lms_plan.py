@@ -2,6 +2,8 @@
 the course's roster (roster.py) and the plan for a whole download (plan.py)."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from autograder.pipeline.term.lms.plan import make_plan
@@ -51,18 +53,66 @@ def test_the_newest_upload_of_a_notebook_wins():
 def test_one_canvas_name_for_two_accounts_is_no_clash():
     plan = make_plan([f"doejane_1201_90001_{NB}", f"doejane_1302_90002_{NB}"])
     assert sorted(plan.collect.values()) == [("doejane-1201", NB), ("doejane-1302", NB)]
-    assert plan.clashes == []
+    assert plan.set_aside == []
 
 
 MOODLE_CLASH = [f"Jane Doe_4411_assignsubmission_file_/{NB}",
                 f"Jane Doe_4412_assignsubmission_file_/{NB}"]
 
 
-def test_one_moodle_name_for_two_students_is_a_clash_naming_both():
-    plan = make_plan(MOODLE_CLASH)
-    assert len(plan.clashes) == 1
-    assert plan.clashes[0].startswith("jane-doe: Moodle 'Jane Doe' (participant 4411, ")
-    assert "Moodle 'Jane Doe' (participant 4412, " in plan.clashes[0]
+def test_one_moodle_name_for_two_students_sets_both_aside_naming_the_other():
+    plan = make_plan(MOODLE_CLASH + [f"Bob Roe_4413_assignsubmission_file_/{NB}"])
+    assert list(plan.collect.values()) == [("bob-roe", NB)]
+    first, second = plan.set_aside
+    assert first.startswith("Moodle 'Jane Doe' (participant 4411, ")
+    assert "2 accounts would be jane-doe (also Moodle 'Jane Doe' (participant 4412, " in first
+    assert plan.skipped[MOODLE_CLASH[1]] == second
+
+
+# The issue's eight spellings of one name: as typed, decomposed (NFD), upper case, full-width,
+# without accents, one accent, with a dot, with a doubled space.
+JOSE = "José García"
+LOOK_ALIKES = [JOSE, unicodedata.normalize("NFD", JOSE), JOSE.upper(), "Ｊｏｓé Ｇａｒｃíａ",
+               "Jose Garcia", "José Garcia", "José. García", "José  García"]
+
+
+def moodle(name: str, participant: int) -> str:
+    return f"{name}_{participant}_assignsubmission_file_/{NB}"
+
+
+def test_eight_look_alikes_are_set_aside_and_the_class_is_collected():
+    paths = [moodle(name, 5000 + i) for i, name in enumerate(LOOK_ALIKES)]
+    plan = make_plan(paths + [moodle("Bob Roe", 4413)])
+    assert list(plan.collect.values()) == [("bob-roe", NB)]
+    assert len(plan.set_aside) == 8 and all("8 accounts would be jose-garcia" in line
+                                            for line in plan.set_aside)
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES[1:])
+def test_a_look_alike_alone_is_not_collected_as_the_recorded_student(name):
+    known = {"jose-garcia": {"lms": "Moodle", "lms_name": JOSE, "lms_id": ""}}
+    plan = make_plan([moodle(name, 5101)], known=known)
+    assert plan.collect == {}
+    assert all("jose-garcia was Moodle 'José García' in an earlier download" in line
+               for line in plan.set_aside)
+    assert make_plan([moodle(JOSE, 5103)], known=known).collect == {
+        moodle(JOSE, 5103): ("jose-garcia", NB)}
+
+
+def test_canvas_look_alikes_keep_their_user_ids():
+    paths = [f"{name.replace(' ', '')}_{1300 + i}_9000{i}_{NB}" for i, name in enumerate(LOOK_ALIKES)]
+    plan = make_plan(paths)
+    assert sorted(sid for sid, _ in plan.collect.values()) == [
+        f"josegarcia-{1300 + i}" for i in range(8)]
+
+
+def test_a_look_alike_of_a_roster_name_never_takes_its_id(tmp_path):
+    roster = tmp_path / "students.csv"
+    roster.write_text(f"lms_name,lms_id,student_id\n{JOSE},,jgarcia\n", encoding="utf-8")
+    plan = make_plan([moodle(JOSE, 5201), moodle("ＪＯＳÉ ＧＡＲＣÍＡ", 5202)], Roster.load(roster))
+    assert list(plan.collect.values()) == [("jgarcia", NB)]
+    assert plan.collect == {moodle(JOSE, 5201): ("jgarcia", NB)}
+    assert plan.set_aside[0].startswith("Moodle 'ＪＯＳÉ ＧＡＲＣÍＡ' (participant 5202")
 
 
 def test_the_roster_tells_them_apart_most_specific_row_first(tmp_path):
@@ -71,7 +121,7 @@ def test_the_roster_tells_them_apart_most_specific_row_first(tmp_path):
                       ",1201,jane\n", encoding="utf-8")
     plan = make_plan(MOODLE_CLASH + [f"doejane_1201_90001_{NB}"], Roster.load(roster))
     assert sorted(plan.collect.values()) == [("jane", NB), ("jdoe", NB), ("jdoe1", NB)]
-    assert plan.clashes == []
+    assert plan.set_aside == []
 
 
 def test_a_name_that_makes_no_id_is_skipped_with_the_reason():

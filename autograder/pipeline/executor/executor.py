@@ -22,17 +22,22 @@ the local cluster and its dashboard listen on 127.0.0.1 only.
   like one whose grading code raised, is the grader's failure, not the student's: its result
   leaves every cell without a score, flagged ``needs review: grader fault``
   (``job.lost``). The class goes on.
+- The run never waits without bound: when no worker is connected, or none runs a job of
+  this run, for ``STALL_SECONDS`` (said when the wait starts), ``results`` raises ``Stalled``;
+  what was yielded is kept, the jobs not yet finished are cancelled, for the next run. The
+  progress bar shows how many workers are connected.
 """
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from uuid import uuid4
 
 import dask
-from distributed import Client, KilledWorker, LocalCluster, as_completed
+from distributed import Client, KilledWorker, LocalCluster, wait
 from tqdm import tqdm
 
 from autograder.pipeline.executor import local_worker, tls
@@ -43,6 +48,9 @@ RETRIES = 2             # a job's worker may die this often before the job is gi
 CONNECT_SECONDS = 5
 WORKER_WAIT_SECONDS = 60   # for the first worker of an existing cluster to join
 IN_FLIGHT_PER_THREAD = 2
+STALL_SECONDS = 120     # no worker running a job of the run this long: the run stops
+NOTICE_SECONDS = 10     # ... this long: the run says so (a shorter gap is a job changing hands)
+POLL_SECONDS = 1.0      # how often the run looks at the workers while no result arrives
 # The local cluster's settings. Each worker's statistical profiler (the dashboard's "Profile"
 # page) would sample its stack every 10 ms, in CPU the jobs need. Every Dask process (the
 # scheduler here, each nanny and worker) would also wake 50 times a second to time its own
@@ -59,6 +67,10 @@ LOCAL_CONFIG = {"distributed.scheduler.allowed-failures": RETRIES,
 
 class ExecutorError(RuntimeError):
     """The cluster cannot grade: unreachable, or its workers differ from the instructor's."""
+
+
+class Stalled(ExecutorError):
+    """No worker ran a job of the run for ``STALL_SECONDS``: the run stopped, the rest is left."""
 
 
 class Executor:
@@ -134,29 +146,48 @@ class Executor:
 
     def results(self, jobs: Iterable[Job], total: int, material: Material,
                 progress: bool = True) -> Iterator[Result]:
-        """Run every job; yield each result as it arrives. Leaving the loop early (Ctrl-C)
-        cancels the jobs still queued or running."""
+        """Run every job; yield each result as it arrives. Leaving the loop early (Ctrl-C,
+        ``Stalled``) cancels the jobs still queued or running."""
         jobs = iter(jobs)
-        pending = {}
-        queue = as_completed()
+        pending: dict = {}      # future: job
         bar = tqdm(total=total, disable=not progress, unit="submission", desc="autograding",
                    file=sys.stderr, dynamic_ncols=True)
-        counts = {"graded": 0, "failed": 0}
+        counts = {"graded": 0, "failed": 0, "workers": 0}
+        watch = _Watch(bar, self.where, total)
         try:
-            self._submit(jobs, material, pending, queue)
-            for future in queue:
-                job = pending.pop(future.key)
-                result = _result(future, job, material)
-                counts["graded" if result.status == "graded" else "failed"] += 1
-                bar.set_postfix(counts, refresh=False)
-                bar.update()
-                yield result
-                self._submit(jobs, material, pending, queue)
+            self._submit(jobs, material, pending)
+            while pending:
+                for future in self._finished(pending, watch, counts):
+                    result = _result(future, pending.pop(future), material)
+                    counts["graded" if result.status == "graded" else "failed"] += 1
+                    bar.set_postfix(counts, refresh=False)
+                    bar.update()
+                    yield result
+                self._submit(jobs, material, pending)
         finally:
             bar.close()
-            self.client.cancel(list(queue.futures))
+            self.client.cancel(list(pending))
 
-    def _submit(self, jobs: Iterator[Job], material: Material, pending: dict, queue) -> None:
+    def _finished(self, pending: dict, watch: _Watch, counts: dict) -> list:
+        """The futures of ``pending`` that finish within ``POLL_SECONDS`` (at least one, or
+        none); the bar's count of connected workers updated, and ``watch`` told whether any
+        worker runs a job of the run."""
+        try:
+            done = list(wait(list(pending), timeout=POLL_SECONDS,
+                             return_when="FIRST_COMPLETED").done)
+        except TimeoutError:
+            done = []
+        try:
+            processing = self.client.processing()
+        except (OSError, TimeoutError):     # the scheduler out of reach: no worker known either
+            processing = {}
+        counts["workers"] = len(processing)
+        watch.bar.set_postfix(counts)
+        busy = {key for keys in processing.values() for key in keys}
+        watch.saw(bool(done) or any(future.key in busy for future in pending), counts)
+        return done
+
+    def _submit(self, jobs: Iterator[Job], material: Material, pending: dict) -> None:
         """Keep about ``IN_FLIGHT_PER_THREAD`` jobs per worker thread submitted, each with the
         material (not scattered once: scattered data dies with the workers that hold it). A
         job's key names its unit, never its student: the dashboard shows keys to anyone on the
@@ -165,8 +196,32 @@ class Executor:
         for job in islice(jobs, max(0, room)):
             future = self.client.submit(run, job, material, pure=False,
                                         key=f"grade-{job.assignment}-{uuid4().hex}")
-            pending[future.key] = job
-            queue.add(future)
+            pending[future] = job
+
+
+class _Watch:
+    """How long no worker has run a job of the run; ``Stalled`` past ``STALL_SECONDS``."""
+
+    def __init__(self, bar: tqdm, where: str, total: int) -> None:
+        self.bar, self.where, self.total = bar, where, total
+        self.since: float | None = None
+        self.told = False
+
+    def saw(self, working: bool, counts: dict) -> None:
+        """Note whether a worker ran (or finished) a job of the run at this look."""
+        now = time.monotonic()
+        if working or self.since is None:
+            self.since, self.told = (None if working else now), False
+        elif now - self.since >= STALL_SECONDS:
+            left = self.total - counts["graded"] - counts["failed"]
+            raise Stalled(f"no worker of {self.where} ran a job of this run for {STALL_SECONDS} s "
+                          f"({counts['workers']} connected): stopped, {left} submission(s) left "
+                          "ungraded for the next run")
+        elif now - self.since >= NOTICE_SECONDS and not self.told:
+            self.told = True
+            self.bar.write(f"no worker of {self.where} has run a job of this run for "
+                           f"{NOTICE_SECONDS} s ({counts['workers']} connected); the run stops "
+                           f"after {STALL_SECONDS} s unless one does", file=sys.stderr)
 
 
 def _connect(address: str, tls_files: tls.TLSFiles | None, insecure: bool) -> Client:

@@ -22,6 +22,14 @@ each job gets a budget on the clock, ``seconds(unit, limits)``:
 - a unit without a measurement, ``Limits.job_seconds``, if it is set, for every unit (an
   instructor's ``--job-seconds``), or ``UNMEASURED_SECONDS``.
 
+Where the job has a control group (``autograder.pipeline.sandbox.cgroups``, made by the
+grading station), the budget is the group's CPU time: every process of the kernel counted by
+the OS, the ended, re-parented and nested ones too, and at most one core of it a second, so
+an honest job's CPU seconds do not depend on its neighbours (96 busy processes beside it
+stretched its time on the clock threefold). A job that sleeps uses none, so it also has a
+ceiling on the clock, ``WALL_FACTOR`` times the budget. Where no group can be made (no root,
+no delegation) the budget is on the clock alone, as the budget in CPU seconds would be.
+
 Past the budget the job's kernel is killed, what finished is graded (the cells that did not
 score zero, ``autograder.pipeline.job.execute``) and the submission is flagged for review; the
 last ``FINISH_SECONDS`` of the budget are kept for that (no check waits past the kill), so the
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.checks.capstone import TRAINING_LIMIT
@@ -57,6 +66,22 @@ REFERENCE_SECONDS = {
     "14_language": 8.5,
 }
 ALLOWED_SECONDS = {"11_capstone": TRAINING_LIMIT}
+WALL_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A job's time budget: ``cpu`` seconds of its control group's CPU time (None: it has no
+    group) and ``wall`` seconds on the clock, whichever runs out first."""
+
+    cpu: float | None
+    wall: float
+
+    def describe(self) -> str:
+        """For the notes: ``90 s of CPU time (180 s on the clock)``, or ``90 s``."""
+        if self.cpu is None or self.cpu == self.wall:
+            return f"{self.wall:g} s"
+        return f"{self.cpu:g} s of CPU time ({self.wall:g} s on the clock)"
 
 
 def seconds(unit: str, limits) -> float:
@@ -66,6 +91,15 @@ def seconds(unit: str, limits) -> float:
     if unit not in REFERENCE_SECONDS:
         return UNMEASURED_SECONDS
     return max(FLOOR_SECONDS, FACTOR * REFERENCE_SECONDS[unit]) + ALLOWED_SECONDS.get(unit, 0.0)
+
+
+def of(unit: str, limits, cgroup: bool) -> Budget:
+    """The budget of a job of ``unit`` under ``limits``, in CPU time if the job has a control
+    group (``cgroup``); an instructor's ``Limits.job_seconds`` bounds the clock too."""
+    budget = seconds(unit, limits)
+    if not cgroup:
+        return Budget(None, budget)
+    return Budget(budget, budget if limits.job_seconds is not None else WALL_FACTOR * budget)
 
 
 def measured(course: Path, student: str) -> dict[str, float]:

@@ -14,19 +14,23 @@ outputs are dropped with one note. Error outputs always pass (they decide a cell
 ``LimitOutputSize`` shortens them afterwards). The kernel caps its own printing too, but
 that cap lives in the student's process, where it can be undone.
 
-And it keeps to the job's time budget (``job_deadline``, on the monotonic clock; the job
-kills the kernel then, which ends a cell's wait within a second, and no check or graded run
-waits past it): a cell that had not
+And it keeps to the job's time budget (``job_deadline``, on the monotonic clock, and the job's
+CPU time, whose end the worker marks with the file ``job_spent``; the job kills the kernel
+then, which ends a cell's wait within a second, and no check or graded run waits past the
+clock's end): a cell that had not
 finished by then, and every cell after it, gets one ``BUDGET_ERROR`` output, so a graded cell
 that did not finish scores zero and the job can say why. Unit 11's graded run reads the
-kernel's CPU time from outside it (``autograder.pipeline.sandbox.kernel_cpu``).
+kernel's CPU time from outside it: its job's control group (``job_cgroup``), or where it has
+none, its processes in ``/proc`` (``autograder.pipeline.sandbox.kernel_cpu``).
 A graded cell whose check failed on the grader's side is marked for the job
 (``autograder.pipeline.flags``), which leaves it without a score.
 """
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
+from typing import Callable
 from queue import Empty
 from time import monotonic
 
@@ -40,6 +44,7 @@ from nbgrader.preprocessors import Execute as NbgraderExecute
 from traitlets import Float, Integer, Type, Unicode, default
 
 from autograder.pipeline import flags
+from autograder.pipeline.sandbox import cgroups
 from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
 from autograder.registry import SECONDS_PER_CHECK
 from autograder.cells import hidden, visible
@@ -53,7 +58,7 @@ BOUNDED = {"stream", "display_data", "execute_result", "update_display_data", "c
            "comm_msg", "clear_output"}
 DROPPED = "\n[... the grader dropped this cell's further outputs: more than {:,} characters ...]\n"
 BUDGET_ERROR = "JobTimeBudget"
-OUT_OF_TIME = ("The grader stopped here: this submission used up its time budget of {:g} s. "
+OUT_OF_TIME = ("The grader stopped here: this submission used up its time budget of {}. "
                "A graded cell that had not finished by then scores zero; an instructor will "
                "look at the submission.")
 
@@ -163,8 +168,12 @@ class Execute(NbgraderExecute):
                                   ).tag(config=True)
     job_deadline = Float(0.0, help="when the job's time budget ends, on the monotonic clock "
                          "(0: never); no cell starts after it").tag(config=True)
-    job_seconds = Float(0.0, help="the job's time budget, for the note on cells it stopped"
-                        ).tag(config=True)
+    job_budget = Unicode("", help="the job's time budget, for the note on cells it stopped"
+                         ).tag(config=True)
+    job_spent = Unicode("", help="the file the worker writes when the job's CPU time is up "
+                        "(empty: none)").tag(config=True)
+    job_cgroup = Unicode("", help="the job's control group (autograder.pipeline.sandbox."
+                         "cgroups); empty: it has none").tag(config=True)
     check_wait_seconds = Float(2 * SECONDS_PER_CHECK, help="how long a hidden cell's check "
                                "waits for the kernel (job.Limits)").tag(config=True)
     sandbox_record = Unicode("", help="the sandbox's record (autograder.pipeline.sandbox.spawn); "
@@ -198,7 +207,8 @@ class Execute(NbgraderExecute):
         return cell
 
     def _out_of_time(self) -> bool:
-        return bool(self.job_deadline) and monotonic() >= self.job_deadline
+        return (bool(self.job_deadline) and monotonic() >= self.job_deadline) or (
+            bool(self.job_spent) and os.path.exists(self.job_spent))
 
     def _left(self) -> float:
         """The seconds left of the job's budget: what a check or a graded run may wait (a
@@ -207,7 +217,7 @@ class Execute(NbgraderExecute):
 
     def _stopped(self, cell, outputs: list):
         """``cell`` with ``outputs`` and the note that the job's time budget stopped it."""
-        message = OUT_OF_TIME.format(self.job_seconds)
+        message = OUT_OF_TIME.format(self.job_budget)
         cell.outputs = [*outputs, new_output("error", ename=BUDGET_ERROR, evalue=message,
                                              traceback=[f"{BUDGET_ERROR}: {message}"])]
         return cell
@@ -270,10 +280,12 @@ class Execute(NbgraderExecute):
         return self._channel
 
     def _kernel_cpu(self) -> float:
-        """The CPU seconds this notebook's kernel has used, read from outside it."""
+        """The CPU seconds this notebook's kernel has used, read from outside it: its job's
+        control group's, or its processes'."""
         if self._cpu is None:
             record = Path(self.sandbox_record) if self.sandbox_record else None
-            self._cpu = KernelCPU(record, None if record else self.km.provisioner.pid)
+            self._cpu = (cgroups.group(self.job_cgroup).cpu_seconds if self.job_cgroup else
+                         KernelCPU(record, None if record else self.km.provisioner.pid))
         return self._cpu()
 
     def process_message(self, msg: dict, cell, cell_index: int):
@@ -302,7 +314,7 @@ class Execute(NbgraderExecute):
         self._used: dict[int, int] = {}
         self._full: set[int] = set()
         self._verdicts = visible.Verdicts(self._kernel_cpu)
-        self._cpu: KernelCPU | None = None
+        self._cpu: Callable[[], float] | None = None
         self.kc._shell_channel = ShortPolls(self.kc.shell_channel)
         self.kc._iopub_channel = ShortPolls(self.kc.iopub_channel)
 

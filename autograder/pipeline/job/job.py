@@ -12,7 +12,9 @@ libraries are imported already. The kernel runs in an OS sandbox
 (``autograder.pipeline.sandbox.kernelspec``: bubblewrap, Landlock) with
 ``autograder.pipeline.sandbox.kernel``'s bounds (memory, file size, CPU, output), one kernel
 per submission, so a submission sees nothing of the course, the machine or another
-student. The result holds the scores, notes for the student (also put in a markdown
+student. The kernel and everything it starts run in the job's control group where the worker
+can make one (``Station.job``): one core at most, its memory and processes bounded, its CPU
+time the job's budget (``autograder.pipeline.job.budget``). The result holds the scores, notes for the student (also put in a markdown
 cell at the top of the graded notebook, so feedback shows them) and the files for
 ``autograded/<student>/<assignment>/``; the instructor's process merges it.
 """
@@ -44,8 +46,10 @@ from autograder.pipeline.course import RECORD
 from autograder.pipeline.job import budget, fingerprint, job_gradebook, sanitize
 from autograder.pipeline.job import launch  # noqa: F401  (nbgrader, faster: see its docstring)
 from autograder.pipeline.job.execute import BUDGET_ERROR
-from autograder.pipeline.job.station import Station
+from autograder.pipeline.job.station import SPENT, Station
 from autograder.pipeline.sandbox import kernelspec
+from autograder.pipeline.sandbox.cgroup_base import Cgroup
+from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from autograder.registry import SECONDS_PER_CHECK
 
 GiB = 1 << 30
@@ -78,6 +82,8 @@ class Limits:
     disk_bytes: int = 512 << 20     # the sandbox's two tmpfs mounts together (working folder, /scratch)
     cpu_seconds: int = 1800
     job_seconds: int | None = None  # None: the unit's budget (autograder.pipeline.job.budget)
+    processes: int = 256            # the job's control group: processes and threads at once
+    cpus: float = 1.0               # and its CPU share, in cores (the machine's equal share below)
     # How long a check waits for the kernel: the backstop of its computing limit, so a kernel
     # given a small share of a busy machine's cores may need more before its computing is up.
     check_wait_seconds: float = 2 * SECONDS_PER_CHECK
@@ -157,12 +163,21 @@ def _config(root: Path, db: Path, limits: Limits) -> str:
     )
 
 
-def _budget_config(ends: float, seconds: float, record: Path | None) -> str:
-    """The lines of the job's configuration that keep it to its time budget of ``seconds``,
-    which ends at ``ends`` on the monotonic clock, and find its kernel (``record``: the
-    sandbox's record, None if unsandboxed)."""
+def _group_limits(limits: Limits) -> GroupLimits:
+    """What the job's control group holds all its processes to."""
+    return GroupLimits(memory=limits.memory_bytes, processes=limits.processes, cpus=limits.cpus)
+
+
+def _budget_config(ends: float, job_budget: budget.Budget, folder: Path, record: Path | None,
+                   group: Cgroup | None) -> str:
+    """The lines of the job's configuration that keep it to ``job_budget``, whose clock ends
+    at ``ends`` on the monotonic clock (its CPU time is watched by ``Station.deadline``, which
+    writes ``SPENT`` in the job's ``folder``), and find its kernel's CPU time: its control
+    group ``group``, else ``record``, the sandbox's record (None if unsandboxed)."""
     return (f"c.Execute.job_deadline = {ends!r}\n"
-            f"c.Execute.job_seconds = {seconds!r}\n"
+            f"c.Execute.job_budget = {job_budget.describe()!r}\n"
+            f"c.Execute.job_spent = {str(folder / SPENT)!r}\n"
+            f"c.Execute.job_cgroup = {group.name if group else ''!r}\n"
             f"c.Execute.sandbox_record = {str(record or '')!r}\n")
 
 
@@ -289,15 +304,15 @@ def run(job: Job, material: Material) -> Result:
         if differences:
             raise MismatchError(f"worker {station.name} has other packages than the instructor: "
                                 + "; ".join(differences))
-        with station.job(material.keep) as folder:
-            result = _grade(job, material, station, folder, started)
+        with station.job(material.keep, _group_limits(material.limits)) as (folder, group):
+            result = _grade(job, material, station, folder, group, started)
     finally:
         ONE_AT_A_TIME.release()
     result.seconds, result.worker = time.monotonic() - started, station.name
     return result
 
 
-def _grade(job: Job, material: Material, station: Station, folder: Path,
+def _grade(job: Job, material: Material, station: Station, folder: Path, group: Cgroup | None,
            started: float) -> Result:
     root, notebooks = folder / "course", material.notebooks[job.assignment]
     submitted = root / "submitted" / job.student / job.assignment
@@ -313,16 +328,18 @@ def _grade(job: Job, material: Material, station: Station, folder: Path,
         release.write_bytes(job.releases[name])
         notes += sanitize.prepare(submitted, name, release)
     shared = station.shared(Path(material.course), material.sandbox)
-    env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox),
+    procs = [str(path) for path in group.procs_files()] if group else None
+    env = {**kernelspec.write(folder, graded, shared, material.limits, material.sandbox, procs),
            **kernelspec.THREADS}
-    seconds = budget.seconds(job.assignment, material.limits)
-    ends = started + seconds - budget.FINISH_SECONDS
+    job_budget = budget.of(job.assignment, material.limits, group is not None)
+    ends = started + job_budget.wall - budget.FINISH_SECONDS
     with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
-        config.write(_budget_config(ends, seconds, kernelspec.sandbox_record(folder)
-                                    if material.sandbox else None))
-    with _process_state(env), station.deadline(folder, ends - time.monotonic()) as deadline:
+        config.write(_budget_config(ends, job_budget, folder, kernelspec.sandbox_record(folder)
+                                    if material.sandbox else None, group))
+    with _process_state(env), station.deadline(folder, ends - time.monotonic(), group,
+                                               job_budget.cpu) as deadline:
         success, _ = _autograde(root, job.student, job.assignment)
-    failure = (None if success else f"its time budget of {seconds:g} s ran out"
+    failure = (None if success else f"its time budget of {job_budget.describe()} ran out"
                if deadline.passed else "nbgrader autograde failed")
     result = _collect(job, material, root, station.gradebook, failure, notes, started)
     if material.keep:

@@ -10,8 +10,16 @@ cache and the course's digit caches, built once per machine in the course's cach
 a numbered folder per job, and the gradebook file each job grades into in turn, with one
 database engine for all of them (``autograder.pipeline.job.job_gradebook``). When a job ends,
 every process it started that still runs (a kernel nbgrader could not stop, whatever a
-submission left behind) is killed; a job that outlives its time limit has its kernel
-killed, which ends nbgrader's run of it.
+submission left behind) is killed; a job past its time budget (``autograder.pipeline.job.budget``)
+has its kernel killed, which ends nbgrader's run of it.
+
+Where the machine lets it (root, cgroup v1 or a delegated v2 group:
+``autograder.pipeline.sandbox.cgroups``), each job gets a control group of its own,
+``minitorch-grader-PID/NNNNN`` under the worker's: its kernel and all that starts are born in
+it, the OS bounds their memory, processes and CPU share (one core at most, an equal share of
+a busy machine) and counts their CPU time, which the job's budget is; a job is stopped by
+killing its whole group. Elsewhere ``cgroups_unavailable`` says why, and a job keeps the
+kernel's per-process limits and a budget on the clock.
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -32,7 +41,9 @@ from pathlib import Path
 import psutil
 
 from autograder.pipeline.job import job_gradebook
-from autograder.pipeline.sandbox import kernelspec
+from autograder.pipeline.sandbox import cgroups, kernelspec
+from autograder.pipeline.sandbox.cgroup_base import Cgroup
+from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.job.runner import kill_tree
 from course.datasets.digits import CACHE_ENV, cached, default_cache_dir
@@ -47,6 +58,9 @@ DEEPEST_SOCKET = "jobs/000000/run/kernel-9-grader-9999"
 WARM_CACHES = ("import matplotlib.font_manager\n"
                "from course.datasets import load_digits, load_mnist\n"
                "load_mnist(); load_digits()")
+CGROUP_PREFIX = "minitorch-grader-"
+WATCH_SECONDS = 0.25      # how often a job's budget is read
+SPENT = "budget-spent"    # written in a job's folder when its budget ran out, before the kill
 
 
 @contextmanager
@@ -87,6 +101,7 @@ class Station:
         job_gradebook.share(self.gradebook)
         self._count = 0
         self._zygote: subprocess.Popen | None = None
+        self.cgroups_unavailable = cgroups.unavailable()   # None: every job gets a group
         self._build_caches()
         # The worker's modules (Dask, nbgrader, SQLAlchemy: hundreds of thousands of objects)
         # stay for its life: kept out of the collector's full passes, which ran during jobs.
@@ -143,35 +158,62 @@ class Station:
         return path
 
     @contextmanager
-    def job(self, keep: bool = False):
-        """A fresh folder for one job; its processes are killed, and it is removed, afterwards."""
+    def job(self, keep: bool = False, limits: GroupLimits = GroupLimits()):
+        """A fresh folder for one job and its control group under ``limits`` (None where no
+        group can be made); its processes are killed, the group and the folder removed,
+        afterwards."""
         self._count += 1
         folder = self.dir / "jobs" / f"{self._count:05d}"
         folder.mkdir(parents=True)
+        group, parent = None, f"{CGROUP_PREFIX}{os.getpid()}"
+        if self.cgroups_unavailable is None:
+            group = cgroups.group(f"{parent}/{self._count:05d}")
+            group.create(limits)
         try:
-            yield folder
+            yield folder, group
         finally:
-            reap(folder)
+            stop(folder, group)
+            if group is not None:     # the worker's group too: a worker may end without atexit
+                group.remove()
+                cgroups.group(parent).remove()
             self.kept |= keep
             if not keep:
                 shutil.rmtree(folder, ignore_errors=True)
 
     @contextmanager
-    def deadline(self, folder: Path, seconds: float):
-        """Kill the job's processes if it runs longer than ``seconds``."""
-        deadline = Deadline()
+    def deadline(self, folder: Path, wall: float, group: Cgroup | None = None,
+                 cpu: float | None = None):
+        """Stop the job (``stop``) once it has run ``wall`` seconds, or its control group
+        ``group`` has used ``cpu`` seconds of CPU time; ``SPENT`` in ``folder`` says so first."""
+        deadline, done, ends = Deadline(), threading.Event(), time.monotonic() + wall
 
-        def expire() -> None:
-            deadline.passed = True
-            reap(folder)
+        def spent() -> bool:
+            return time.monotonic() >= ends or (
+                group is not None and cpu is not None and group.cpu_seconds() >= cpu)
 
-        timer = threading.Timer(seconds, expire)
-        timer.daemon = True
-        timer.start()
+        def watch() -> None:   # on time for the clock's end, every WATCH_SECONDS for the CPU's
+            while not done.wait(max(0.0, min(WATCH_SECONDS, ends - time.monotonic()))):
+                if spent():
+                    deadline.passed = True
+                    (folder / SPENT).touch()
+                    stop(folder, group)
+                    return
+
+        watcher = threading.Thread(target=watch, name="job budget", daemon=True)
+        watcher.start()
         try:
             yield deadline
         finally:
-            timer.cancel()
+            done.set()
+            watcher.join()
+
+
+def stop(folder: Path, group: Cgroup | None) -> None:
+    """Kill the job in ``folder``: its whole control group, if it has one (no survivor),
+    and the processes the worker started for it (``reap``)."""
+    if group is not None:
+        group.kill()
+    reap(folder)
 
 
 def reap(folder: Path) -> None:

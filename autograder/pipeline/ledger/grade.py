@@ -27,10 +27,10 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import gradebook, names
 from autograder.pipeline.job import fingerprint
 from autograder.pipeline.term import copies
-from autograder.pipeline.sandbox import bwrap
+from autograder.pipeline.sandbox import bwrap, cgroups
 from autograder.pipeline.term import inert
 from autograder.pipeline.course import RECORD, Course, digest, regular_files
-from autograder.pipeline.executor.executor import Executor, ExecutorError
+from autograder.pipeline.executor.executor import Executor, ExecutorError, Stalled
 from autograder.pipeline.flags import Flag
 from autograder.pipeline.job.job import Job, Limits, Material, Result
 from autograder.pipeline.executor.tls import TLSFiles
@@ -53,6 +53,7 @@ class Summary:
     where: str = ""
     sandbox: bool = True
     interrupted: bool = False
+    stalled: str = ""           # why the run stopped waiting for workers (the rest left)
     newcomers: list[str] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
     refused: list[str] = field(default_factory=list)
@@ -87,6 +88,8 @@ class Summary:
             text += _unscored_text(flag, self.unscored)
         if self.interrupted:
             text += "; INTERRUPTED: the rest was cancelled, run the command again to grade it"
+        if self.stalled:
+            text += f"; STOPPED: {self.stalled}; run the command again once workers are up"
         if not self.sandbox:
             text += "; UNSANDBOXED (--no-sandbox): student code ran with the grader's rights"
         if self.copies:
@@ -217,6 +220,7 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     why = bwrap.unavailable() if sandbox else None
     if why:
         raise GradingError(why)
+    _say_without_cgroups(cgroups.unavailable())
     shared = material(course, limits, sandbox, keep)
     chosen = _choose(course, list(shared.notebooks), assignments)
     unreleased = [a for a in chosen if not course.release(a).is_dir()]
@@ -240,6 +244,16 @@ def grade(root: Path, assignments: list[str] | None = None, students: list[str] 
     return summary
 
 
+def _say_without_cgroups(why: str | None) -> None:
+    """Say, before grading, that this machine gives no job a control group of its own (so no
+    job is held to one core, nor its whole memory and processes bounded, and budgets are on
+    the clock): docs/deploying.md says how to give the grader one."""
+    if why:
+        print(f"No control group per grading job on this machine: {why}. Each job keeps its "
+              "kernel's own limits and a time budget on the clock (see docs/deploying.md).",
+              file=sys.stderr)
+
+
 def _copies(course: Course, result: Result) -> list[str]:
     """The reference solution cells a result reproduces (written into its record)."""
     student, unit = result.outcome.student, result.outcome.assignment
@@ -249,8 +263,8 @@ def _copies(course: Course, result: Result) -> list[str]:
 
 def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: int,
                shared: Material, summary: Summary, progress: bool) -> None:
-    """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C keeps
-    what was merged and cancels the rest."""
+    """Merge each result into the gradebook and ``autograded/`` as it arrives; Ctrl-C, or no
+    worker for the executor's bound (``Stalled``), keeps what was merged and cancels the rest."""
     trusted: dict[str, set[str]] = {}
     with Gradebook(course.db_url) as gb:
         try:
@@ -264,3 +278,5 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
                 summary.results.append(result)
         except KeyboardInterrupt:
             summary.interrupted = True
+        except Stalled as error:
+            summary.stalled = str(error)

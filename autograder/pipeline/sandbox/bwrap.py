@@ -5,6 +5,9 @@ A ``Profile`` says what one kernel may see; ``command`` turns it into ``bwrap`` 
 - its own user, PID, IPC, UTS, cgroup and network namespaces (``--unshare-all``): no
   network at all (the kernel talks to the grader over Unix sockets), and no other
   process of the machine to see or signal;
+- no namespace of its own inside (``--disable-userns``: no user namespace, without which
+  an unprivileged process makes no other kind; and the ``seccomp`` filter, which refuses
+  every kind, loaded by whoever runs the command: ``spawn``, the zygote's kernels);
 - ``--die-with-parent`` and ``--new-session``: the kernel dies with the nbgrader process
   that started it and cannot reach a terminal;
 - ``--cap-drop ALL``: no capability in the sandbox, also for the process bwrap starts
@@ -64,7 +67,7 @@ def binds(paths, option: str) -> list[str]:
 def command(profile: Profile, argv: list[str], executable: str | None = None) -> list[str]:
     """The full command: ``bwrap`` with the profile's namespaces, mounts and environment, then ``argv``."""
     args = [executable or shutil.which("bwrap") or "bwrap",
-            "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--clearenv", "--proc", "/proc", "--dev", "/dev"]
     for path, size in profile.scratch:
         args += ["--size", str(size), "--tmpfs", path]

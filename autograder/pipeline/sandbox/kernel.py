@@ -11,6 +11,8 @@ variable ``AUTOGRADER_KERNEL_LIMITS`` (written by ``autograder.pipeline.job.job`
   is dropped and a one-line note says so;
 - ``log``: where the kernel process's own file descriptors 1 and 2 go;
 - ``pidfile``: where the kernel writes its process id, so the grader can end it;
+- ``cgroup``: the ``cgroup.procs`` files of the job's control group, which an unsandboxed
+  kernel joins first thing (a sandboxed one is born in it: ``zygote``);
 - ``policy``: the file and process guard of ``autograder.pipeline.sandbox.guard`` (a tripwire);
 - ``seed``: ``[source, destination]`` pairs of folders copied before the kernel starts:
   in the sandbox, the submission's files into the empty, size-limited working folder,
@@ -100,6 +102,9 @@ def copy_seed(pairs: list[list[str]]) -> None:
 
 def main(argv: list[str]) -> None:
     limits = json.loads(os.environ.get(LIMITS_VARIABLE, "{}"))
+    if limits.get("cgroup"):
+        from autograder.pipeline.sandbox.cgroup_base import enter
+        enter(limits["cgroup"])
     if limits.get("pidfile"):
         with open(limits["pidfile"], "a", encoding="utf-8") as stream:
             stream.write(f"{os.getpid()}\n")

@@ -1,4 +1,5 @@
-"""The CPU time a grading kernel has used, read from outside it, in ``/proc``.
+"""The CPU time a grading kernel has used, read from outside it, in ``/proc``: the fallback
+where its job has no control group (``cgroups``; a group's count misses nothing).
 
 What a kernel says of itself can lie (``time.process_time`` is the student's to replace, and
 so is the agent that reports it); the counters the OS keeps for the kernel's processes are
@@ -7,8 +8,9 @@ kernel, its threads, and whatever it started, even a process it left to the sand
 placeholder (``spawn`` writes the namespace into the job's folder, where no kernel
 writes). A kernel without the sandbox is its process and its descendants.
 Each process counts its own time and that of the children it waited for (``utime``,
-``stime``, ``cutime``, ``cstime``), so a child's work is counted whether it still runs or
-has ended.
+``stime``, ``cutime``, ``cstime``), so a child's work is counted while it runs and once
+waited for; a child nobody waits for (``SIGCHLD`` ignored) takes its time with it, and so
+does a process in a nested PID namespace: only a control group counts those.
 """
 from __future__ import annotations
 

@@ -12,7 +12,9 @@ sockets in the job's ``run/`` folder (ZeroMQ's ``ipc`` transport, since it has n
 network), which Landlock makes unwritable once the sockets exist. Interrupts travel as
 messages (``interrupt_mode``), since a signal to ``spawn`` would not reach it.
 Without the sandbox (``--no-sandbox``) the same kernel runs as a plain process with the
-audit-hook guard alone.
+audit-hook guard alone. Either way, where the job has a control group (``cgroup``: its
+``cgroup.procs`` files, made by the grading station) the kernel is put in it before any
+student code runs.
 """
 from __future__ import annotations
 
@@ -81,8 +83,10 @@ def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict) -> b
         hidden=(str(held_out.source_file()),))
 
 
-def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dict[str, str]:
-    """Write the job's kernelspec; return the variables the nbgrader process needs for it."""
+def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool,
+          cgroup: list[str] | None = None) -> dict[str, str]:
+    """Write the job's kernelspec, its kernel in the control group whose ``cgroup.procs`` files
+    are ``cgroup`` (None: no group); return the variables the nbgrader process needs for it."""
     (job / "run").mkdir(parents=True, exist_ok=True)
     kernel = {"memory_bytes": limits.memory_bytes, "file_bytes": limits.file_bytes,
               "cpu_seconds": limits.cpu_seconds, "output_bytes": limits.output_chars,
@@ -93,11 +97,13 @@ def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dic
         kernel.update(seed=[["/submission", str(graded)], ["/fonts", MATPLOTLIB]],
                       landlock=[str(graded), SCRATCH],
                       policy={"write": [str(graded), SCRATCH], "deny": [], "read": []})
-        argv = _forked(job, _profile(job, graded, shared, limits, kernel), shared.zygote)
+        argv = _forked(job, _profile(job, graded, shared, limits, kernel), shared.zygote,
+                       cgroup or [])
     else:
         tmp = job / "tmp"
         (tmp / ".ipython").mkdir(parents=True, exist_ok=True)
-        kernel.update(pidfile=str(job / "kernel.pid"), policy=_guard_policy(tmp, graded, shared))
+        kernel.update(pidfile=str(job / "kernel.pid"), policy=_guard_policy(tmp, graded, shared),
+                      cgroup=cgroup or [])
         host.update(kernel_env(shared.datasets, shared.cache_variable, str(tmp),
                                str(shared.matplotlib)))
         host[LIMITS_VARIABLE] = json.dumps(kernel)
@@ -109,7 +115,8 @@ def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool) -> dic
     return host
 
 
-def _forked(job: Path, profile: bwrap.Profile, zygote: Path | None) -> list[str]:
+def _forked(job: Path, profile: bwrap.Profile, zygote: Path | None,
+            cgroup: list[str]) -> list[str]:
     """The command of a sandboxed kernel: ``spawn`` reads what it needs from the job's
     ``spawn.json`` (outside the sandbox)."""
     if zygote is None:
@@ -118,7 +125,7 @@ def _forked(job: Path, profile: bwrap.Profile, zygote: Path | None) -> list[str]
     spec.write_text(json.dumps({
         "bwrap": bwrap.command(profile, spawn.PLACEHOLDER), "zygote": str(zygote),
         "record": str(sandbox_record(job)), "env": profile.env, "cwd": profile.cwd,
-        "argv": ["-f", "{connection_file}"]}))
+        "argv": ["-f", "{connection_file}"], "cgroup": cgroup}))
     return [sys.executable, "-m", "autograder.pipeline.sandbox.spawn", str(spec),
             "{connection_file}"]
 

@@ -8,7 +8,10 @@ stands for the kernel to jupyter_client: it exits with the kernel's exit code; i
 the grader that started it, the sandbox with it (``--die-with-parent``) and the kernel with
 the sandbox. Once the sandbox is ready it writes what identifies it (its placeholder's
 process id and namespaces) to ``SPEC``'s ``record``, in the job's folder, outside the
-sandbox: the grader reads the kernel's CPU time from it (``kernel_cpu``).
+sandbox: the grader reads the kernel's CPU time from it (``kernel_cpu``) where the job has no
+control group. Where it has one (``SPEC``'s ``cgroup``, its ``cgroup.procs`` files), bubblewrap
+is started in it, and the zygote's fork joins it before it forks the kernel: the kernel and
+everything it starts are born in the job's group, which they cannot leave.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autograder.pipeline.sandbox import seccomp
+from autograder.pipeline.sandbox.cgroup_base import enter
 from autograder.pipeline.sandbox.zygote import die_with_parent
 
 # The sandbox's placeholder: says when the sandbox is ready, then waits for the end. It is
@@ -30,17 +35,22 @@ class SpawnError(RuntimeError):
     """The sandbox or the zygote could not give this job a kernel."""
 
 
-def _sandbox(command: list[str]) -> tuple[subprocess.Popen, dict]:
-    """Start bubblewrap (``command``, around the placeholder); once the sandbox is ready, what
+def _sandbox(command: list[str], cgroup: list[str]) -> tuple[subprocess.Popen, dict]:
+    """Start bubblewrap (``command``, around the placeholder) in the job's control group
+    (``cgroup``: its ``cgroup.procs`` files; none: here); once the sandbox is ready, what
     the zygote needs to join it: the placeholder's process id, its parent's (bubblewrap)
     and its namespaces (name: inode)."""
     reports, reports_w = os.pipe()
+    program = seccomp.descriptor()
     try:
         sandbox = subprocess.Popen(
-            [command[0], "--as-pid-1", "--json-status-fd", str(reports_w), *command[1:]],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(reports_w,))
+            seccomp.with_filter([command[0], "--as-pid-1", "--json-status-fd", str(reports_w),
+                                 *command[1:]], program),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(reports_w, program),
+            preexec_fn=(lambda: enter(cgroup)) if cgroup else None)
     finally:
         os.close(reports_w)
+        os.close(program)
     with os.fdopen(reports, "rb") as lines:
         first = lines.readline()
     if sandbox.stdout.readline() != b"ready\n" or not first:
@@ -60,7 +70,8 @@ def _record(path: str, placeholder: dict) -> None:
 
 def kernel(spec: dict, connection_file: str) -> int:
     """The exit code of the kernel the zygote runs in this job's sandbox."""
-    sandbox, placeholder = _sandbox(spec["bwrap"])
+    cgroup = spec.get("cgroup", [])
+    sandbox, placeholder = _sandbox(spec["bwrap"], cgroup)
     try:
         if spec.get("record"):
             _record(spec["record"], placeholder)
@@ -68,7 +79,7 @@ def kernel(spec: dict, connection_file: str) -> int:
             zygote.connect(spec["zygote"])
             argv = [arg.replace("{connection_file}", connection_file) for arg in spec["argv"]]
             zygote.sendall(json.dumps({**placeholder, "env": spec["env"], "cwd": spec["cwd"],
-                                       "argv": argv}).encode() + b"\n")
+                                       "argv": argv, "cgroup": cgroup}).encode() + b"\n")
             with zygote.makefile("rb") as lines:
                 reply = lines.readline().strip()
         return int(reply) if reply.lstrip(b"-").isdigit() else 1

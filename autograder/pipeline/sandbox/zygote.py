@@ -7,12 +7,16 @@ kernel's environment and nothing of the grader in its memory: it imports those l
 (``autograder.pipeline.sandbox.spawn``, which has started the job's bubblewrap sandbox around a
 placeholder process), it forks a child that
 
+- joins the job's control group, if it has one (the request's ``cgroup``: its
+  ``cgroup.procs`` files), while it still sees the machine's /sys: the kernel and all it
+  starts are born in the group, whose CPU time, memory and processes the OS counts and bounds;
 - joins the placeholder's namespaces (user, IPC, UTS, network, cgroup, PID, mount): from
   then on it sees the sandbox's files and nothing else of the machine;
 - forks once more, so that the kernel is a process of the sandbox's PID namespace (it dies
   with the sandbox, and sees no process outside it);
 - gives up every capability (joining a user namespace grants them all) and starts a new
-  session, as bubblewrap does for the process it starts;
+  session, as bubblewrap does for the process it starts, and installs the filter that
+  refuses it new namespaces (``seccomp``: bubblewrap's own covers only the placeholder);
 - runs ``autograder.pipeline.sandbox.kernel`` with the job's environment, folder and arguments,
   and reports the kernel's exit code to the job on the socket.
 
@@ -22,6 +26,7 @@ nothing of one student reaches the next. Stdlib only, besides what it warms.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -30,6 +35,9 @@ import signal
 import socket
 import sys
 from importlib import import_module
+
+from autograder.pipeline.sandbox import seccomp
+from autograder.pipeline.sandbox.cgroup_base import enter
 
 # What every kernel imports anyway (ipykernel's start, the notebooks' set-up cell), and
 # scipy.special (0.1 s: the solutions' sigmoid, GELU and log-softmax from unit 4 on), loaded
@@ -42,7 +50,9 @@ WARM = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger", "psut
         "autograder.pipeline.sandbox.guard", "autograder.pipeline.sandbox.landlock")
 NAMESPACES = (("user", 0x10000000), ("ipc", 0x08000000), ("uts", 0x04000000),
               ("net", 0x40000000), ("cgroup", 0x02000000), ("pid", 0x20000000),
-              ("mnt", 0x00020000))   # user first (it grants the right to join the rest)
+              ("mnt", 0x00020000))   # user first (the placeholder's, then its owner's: ``_order``)
+USER = NAMESPACES[0][1]
+_NS_GET_USERNS = 0xB701     # ioctl: the user namespace that owns a namespace
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _AMBIENT_CLEAR_ALL = 1, 24, 47, 4
 _CAPABILITY_VERSION_3 = 0x20080522
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -74,11 +84,24 @@ def join(pid: int, parent: int, expected: dict[str, int]) -> None:
             handles.append(os.open(f"ns/{name}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc))
             if expected.get(name, os.fstat(handles[-1]).st_ino) != os.fstat(handles[-1]).st_ino:
                 raise OSError(f"process {pid} is not in the sandbox's {name} namespace")
-        for fd, (name, flag) in zip(handles, NAMESPACES):
+        handles.append(fcntl.ioctl(handles[1], _NS_GET_USERNS))   # the owner of the others
+        for fd, name, flag in _order(handles):
             _check(LIBC.setns(fd, flag), f"joining the sandbox's {name} namespace")
     finally:
         for fd in (proc, *handles):
             os.close(fd)
+
+
+def _order(handles: list[int]) -> list[tuple[int, str, int]]:
+    """``(descriptor, name, flag)`` in the order they can be joined: first the user namespace
+    that owns the others (bubblewrap's), which grants the right to join them, then them, and
+    last the placeholder's own user namespace when it is a nested one (``--disable-userns``)."""
+    *own, owner = handles
+    user, others = own[0], list(zip(own[1:], NAMESPACES[1:]))
+    steps = [(owner, "user", USER)] + [(fd, name, flag) for fd, (name, flag) in others]
+    if os.fstat(user).st_ino != os.fstat(owner).st_ino:
+        steps.append((user, "nested user", USER))
+    return steps
 
 
 class _Header(ctypes.Structure):
@@ -117,6 +140,7 @@ def _become_kernel(request: dict, last_capability: int) -> None:
     state), then run the kernel until it shuts down."""
     os.setsid()
     drop_capabilities(last_capability)
+    seccomp.install()
     os.dup2(os.open(os.devnull, os.O_RDWR), 0)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     os.environ.clear()
@@ -136,6 +160,7 @@ def _child(connection: socket.socket, request: dict, last_capability: int) -> No
     status = 1
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        enter(request.get("cgroup", []))
         join(int(request["pid"]), int(request["parent"]), request["namespaces"])
         pid = os.fork()
         if pid == 0:

@@ -4,11 +4,18 @@ A Jupyter server extension (``jpserver_extensions = {"autograder.pipeline.term.c
 ``hub/instructor/jupyter_server_config.json``, which ``make lab`` and the hub's instructor
 server read). Every response gets, besides Jupyter's own policy (``frame-ancestors``)::
 
-    script-src 'self' ['unsafe-eval'] 'unsafe-hashes' <hashes>; object-src 'none'; base-uri 'self'
+    script-src <host><base>static/ <host><base>lab/extensions/ <host><base>formgrader/static/
+               ['unsafe-eval'] 'unsafe-hashes' <hashes>; object-src 'none'; base-uri 'self'
 
-so a page runs the scripts its server sends as files and nothing else: no ``<script>``
+so a page runs the scripts of its server's own packages and nothing else: no ``<script>``
 element a student's HTML slipped into a page, no ``onerror=`` attribute, no ``javascript:``
-link, nothing from another host. It is the second line behind ``inert`` (which cleans what a
+link, nothing from another host, and no file of the course (``'self'`` took in ``files/``,
+where a student's ``.js`` was served as a script: issue 46). The three paths
+(``SCRIPT_PATHS``) are every place the pages load scripts from (measured in Chromium:
+JupyterLab's and Notebook's bundles under ``static/``, the prebuilt extensions under
+``lab/extensions/``, Formgrader's under ``formgrader/static/``); each is served from the
+installed packages' folders. The host is the request's (``Host``; one that is not a plain
+name or address and port gets no script source at all). It is the second line behind ``inert`` (which cleans what a
 student hands in) and it also covers what ``inert`` never sees, e.g. a student id in a URL.
 
 What the pages need (measured in Chromium with nbgrader 0.9.6 and JupyterLab 4):
@@ -56,6 +63,8 @@ TEMPLATE_PACKAGES = ("nbgrader.server_extensions.formgrader", "jupyter_server",
                      "jupyterlab_server", "notebook")
 FIXED = "object-src 'none'; base-uri 'self'"
 FORMGRADER = "/formgrader"
+SCRIPT_PATHS = ("static/", "lab/extensions/", "formgrader/static/")
+HOST = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 
 
 def _inline_scripts(page: str) -> list[str]:
@@ -80,6 +89,14 @@ def digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
+def script_sources(host: str, base_url: str) -> list[str]:
+    """The sources of the scripts a page of the server at ``host`` and ``base_url`` may run."""
+    if not HOST.fullmatch(host):
+        return []
+    base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
+    return [f"{host}{base}{path}" for path in SCRIPT_PATHS]
+
+
 def _template_files() -> list[Path]:
     """The page templates of the installed Jupyter packages, and JupyterLab's built page."""
     folders = [Path(spec.origin).parent / "templates" for spec in map(
@@ -93,7 +110,8 @@ def _template_files() -> list[Path]:
 class Policy:
     """The shapes of the templates' inline scripts and their fixed event handlers."""
 
-    def __init__(self, templates: list[Path] | None = None) -> None:
+    def __init__(self, templates: list[Path] | None = None, base_url: str = "/") -> None:
+        self.base_url = base_url
         texts = [p.read_text(encoding="utf-8", errors="replace")
                  for p in (_template_files() if templates is None else templates)]
         self.shapes = {shape(script) for text in texts for script in _inline_scripts(text)}
@@ -110,13 +128,14 @@ class Policy:
                 allowed.append(digest(script))
         return allowed
 
-    def header(self, path: str, page: str | None) -> str:
-        """The policy for the response to ``path`` whose body is ``page`` (None: not an HTML
-        page). JupyterLab compiles its settings' schemas into functions (ajv): outside
-        Formgrader, the page's own scripts may evaluate strings."""
+    def header(self, path: str, page: str | None, host: str) -> str:
+        """The policy for the response to ``path`` at ``host`` whose body is ``page`` (None:
+        not an HTML page). JupyterLab compiles its settings' schemas into functions (ajv):
+        outside Formgrader, the page's own scripts may evaluate strings."""
         hashes = sorted(set(self.allowed(page))) if page else []
         evaluate = [] if FORMGRADER in path else ["'unsafe-eval'"]
-        sources = " ".join(["'self'", *evaluate, "'unsafe-hashes'", *self.handlers, *hashes])
+        sources = " ".join([*script_sources(host, self.base_url), *evaluate, "'unsafe-hashes'",
+                            *self.handlers, *hashes])
         return f"script-src {sources}; {FIXED}"
 
 
@@ -135,7 +154,8 @@ def transform(policy: Policy) -> type[OutputTransform]:
             page = None
             if finishing and headers.get("Content-Type", "").startswith("text/html"):
                 page = chunk.decode("utf-8", errors="replace")
-            headers.add("Content-Security-Policy", policy.header(self.request.path, page))
+            headers.add("Content-Security-Policy", policy.header(self.request.path, page,
+                                                                self.request.host))
             return status_code, headers, chunk
 
     return ContentSecurityPolicy
@@ -143,8 +163,9 @@ def transform(policy: Policy) -> type[OutputTransform]:
 
 def _load_jupyter_server_extension(serverapp) -> None:
     """Put the policy before any other transform (gzip would hide the page from it)."""
-    serverapp.web_app.transforms.insert(0, transform(Policy()))
-    serverapp.log.info("autograder: Content-Security-Policy on every response (script-src 'self')")
+    serverapp.web_app.transforms.insert(0, transform(Policy(base_url=serverapp.base_url)))
+    serverapp.log.info("autograder: Content-Security-Policy on every response (scripts from %s)",
+                       ", ".join(SCRIPT_PATHS))
 
 
 def _jupyter_server_extension_points() -> list[dict]:

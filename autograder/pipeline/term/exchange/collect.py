@@ -12,6 +12,10 @@ cannot be believed is refused and named in one line of the summary at the end:
   account); where the students have no account, the summary says once that owners were not
   checked;
 - its contents: links, devices, FIFOs, files of other owners (``nofollow``);
+- of what it holds, only the files the unit released (``release/<unit>/``), nbgrader's own
+  (``timestamp.txt``, ``submission_secret.txt``) and those ``also_collect`` declares are
+  copied; every other file is left out with a note (a ``.js`` handed in with the notebook
+  was served from ``submitted/`` as a script of the instructor's origin: issue 46);
 - its ``timestamp.txt``: missing, unreadable, in the future, or not the time in the name;
   and anything in the folder changed more than ``claim.HANDING_IN`` after the time it claims
   (``st_ctime``, which a student cannot set back): a submission edited after it was handed
@@ -28,18 +32,20 @@ import shutil
 import tempfile
 from collections import defaultdict
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
-from traitlets import Bool
+from traitlets import Bool, List, Unicode
 
 from autograder.pipeline import claim as claims
 from autograder.pipeline.term.exchange import nofollow
 from autograder.pipeline.claim import Claim, Refused
 
 NAMES_SHOWN = 10
+NBGRADER_FILES = frozenset({claims.STAMP_FILE, "submission_secret.txt"})
 
 
 class SafeCollect(ExchangeCollect):
@@ -50,6 +56,9 @@ class SafeCollect(ExchangeCollect):
                    "claims (edited after it was handed in, or backdated). Turn off only for "
                    "an exchange copied or restored from a backup, whose files all changed "
                    "when they were copied.").tag(config=True)
+
+    also_collect = List(Unicode(), help="Globs of the paths in a submission to collect besides "
+                        "the files the unit released, e.g. ['plots/*.png'].").tag(config=True)
 
     def init_src(self) -> None:
         """Read the inbound folder's names: claims to weigh, and refusals already."""
@@ -206,7 +215,20 @@ class SafeCollect(ExchangeCollect):
         kilobytes = 1000   # nbgrader's sizes are in kilobytes of 1000 bytes
         return nofollow.Rules(owner, tuple(self.coursedir.ignore), tuple(self.coursedir.include),
                               self.coursedir.max_file_size * kilobytes,
-                              self.coursedir.max_dir_size * kilobytes)
+                              self.coursedir.max_dir_size * kilobytes,
+                              released=self.released, declared=tuple(self.also_collect))
+
+    @cached_property
+    def released(self) -> frozenset[str] | None:
+        """The paths of the unit's released files and nbgrader's own; None (any file) for a
+        unit with no release folder here, said in the log."""
+        release = Path(self.coursedir.format_path(self.coursedir.release_directory, ".",
+                                                  self.coursedir.assignment_id))
+        if not release.is_dir():
+            self.log.warning("No release folder %s: every safely named file is collected", release)
+            return None
+        return NBGRADER_FILES | {p.relative_to(release).as_posix() for p in release.rglob("*")
+                                 if p.is_file()}
 
     def _check_times(self, copy: Path, candidate: Claim, latest_change: float) -> None:
         """``Refused`` unless the copy's timestamp.txt can be believed (``claim.check_written``)."""

@@ -10,7 +10,9 @@ link (a file with more than one name may be someone else's: protected_hardlinks 
 that on most Linux systems, not all), a device, a FIFO or a socket, an entry owned by
 someone other than the folder's owner. Names that are not safe (hidden, HTML, spaces:
 ``autograder.pipeline.names``) are left out with a note: an honest student's folder may
-hold ``.DS_Store`` or ``Untitled (1).ipynb``.
+hold ``.DS_Store`` or ``Untitled (1).ipynb``. So is, where ``Rules.released`` is given, every
+file that is neither one of those paths nor matches a ``Rules.declared`` glob: a ``.js`` a
+student hands in is no file of the course (issue 46).
 """
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK:
 @dataclass(frozen=True)
 class Rules:
     """What a copy accepts. ``owner`` is the uid every entry must have (None: any);
-    ``ignore`` and ``include`` are nbgrader's ``CourseDirectory`` globs; sizes in bytes."""
+    ``ignore`` and ``include`` are nbgrader's ``CourseDirectory`` globs; sizes in bytes;
+    ``released`` the paths of the only files to copy (None: any), ``declared`` globs of paths
+    copied besides them."""
 
     owner: int | None
     ignore: tuple[str, ...] = ()
@@ -43,6 +47,8 @@ class Rules:
     max_total_bytes: int = 1 << 30
     max_depth: int = 16
     max_entries: int = 10_000
+    released: frozenset[str] | None = None
+    declared: tuple[str, ...] = ()
 
 
 @dataclass
@@ -89,7 +95,7 @@ def _copy_folder(folder: int, destination: Path, path: str, rules: Rules, copied
             raise Refused(f"{where!r} is {KINDS.get(kind, 'not a file or folder')}")
         if _ignored(name, kind, rules):
             continue
-        problem = names.problem(name, "file name")
+        problem = names.problem(name, "file name") or _not_released(where, kind, rules)
         if problem:
             copied.notes.append(f"left out {where!r}: {problem}")
         elif kind == stat.S_IFDIR:
@@ -107,6 +113,18 @@ def _ignored(name: str, kind: int, rules: Rules) -> bool:
     if any(fnmatch.fnmatch(name, glob) for glob in rules.ignore):
         return True
     return kind == stat.S_IFREG and not any(fnmatch.fnmatch(name, glob) for glob in rules.include)
+
+
+def _not_released(where: str, kind: int, rules: Rules) -> str | None:
+    """Why ``where`` is not the unit's, or None: it was released, it is declared, or it is a
+    folder that may hold either."""
+    if rules.released is None or where in rules.released \
+            or any(fnmatch.fnmatchcase(where, glob) for glob in rules.declared):
+        return None
+    if kind == stat.S_IFDIR and any(path.startswith(where + "/") or path[:1] in "*?["
+                                    for path in (*rules.released, *rules.declared)):
+        return None
+    return "the unit released no such file (SafeCollect.also_collect declares others)"
 
 
 def _accept(found: os.stat_result, where: str, rules: Rules, copied: Copied) -> None:

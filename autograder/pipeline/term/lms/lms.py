@@ -5,10 +5,11 @@ grades back.
 handed each file in from Canvas's and Moodle's bulk-download names
 (``uploads.py``: Canvas ids are ``<lastfirst>-<user id>``, Moodle ids ``<first-last>``, both
 in ASCII), with the course's roster when it has one (``c.LmsFileNames.roster``,
-``roster.py``). The whole download is planned before anything is copied (``plan.py``): a
-clash of two accounts on one student id stops it, both named; a file skipped is named with the
-reason; each student id is printed with the LMS name and id it stands for, and recorded in
-``downloaded/lms-students.csv``.
+``roster.py``). The whole download is planned before anything is copied (``plan.py``): two
+accounts on one student id, or one that only looks like the account recorded for it, are set
+aside with a note naming both while the rest of the class is collected; a file skipped is named
+with the reason; each student id is printed with the LMS name and id it stands for, and
+recorded in ``downloaded/lms-students.csv``, which the next download's plan checks against.
 
 ``write_gradebook_csv`` (``python -m autograder export --lms``) writes one row per student
 and one column per unit, with the LMS name and id recorded for that student, the shape both
@@ -16,7 +17,6 @@ LMSs import (docs/instructors.md, "Grades to the LMS").
 """
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import Unicode
 
 from autograder.pipeline.course import Course
+from autograder.pipeline.csv_cells import read_csv, write_csv
 from autograder.pipeline.term.lms.plan import Plan, make_plan
 from autograder.pipeline.term.lms.roster import Roster, RosterError
 
@@ -56,7 +57,7 @@ class LmsFileNames(FileNameCollectorPlugin):
 
     def _plan(self) -> Plan:
         """The plan for the whole download, made on the first file and kept; stops
-        ``zip_collect`` (nothing copied yet) on a roster error or a clash."""
+        ``zip_collect`` (nothing copied yet) on a roster error."""
         if self._made is None:
             self._made = self._make()
         return self._made
@@ -71,13 +72,14 @@ class LmsFileNames(FileNameCollectorPlugin):
             roster = Roster.load(course / self.roster) if self.roster else Roster()
         except RosterError as error:
             self.parent.fail(f"{error}; nothing was collected")
-        plan = make_plan(paths, roster)
-        if plan.clashes:
-            self.parent.fail("Two LMS accounts would share a student id; nothing was collected. "
-                             "Tell them apart in the roster (c.LmsFileNames.roster, rows "
-                             "lms_name,lms_id,student_id):\n  " + "\n  ".join(plan.clashes))
+        plan = make_plan(paths, roster, _registry(course / REGISTRY))
         for student_id, upload in sorted(plan.students.items()):
             self.log.info("Student id %s: %s", student_id, upload)
+        for line in plan.set_aside:
+            self.log.warning("%s", line)
+        if plan.set_aside:
+            self.log.warning("%d account(s) set aside, each listed above, nothing of theirs "
+                             "collected; the rest of the class is collected", len(plan.set_aside))
         _record(course / REGISTRY, plan)
         return plan
 
@@ -91,18 +93,15 @@ def _record(registry: Path, plan: Plan) -> None:
         rows[student_id] = {"student_id": student_id, "lms": upload.lms, "lms_name": upload.name,
                             "lms_id": upload.lms_id if upload.lms == "Canvas" else ""}
     registry.parent.mkdir(parents=True, exist_ok=True)
-    with open(registry, "w", newline="", encoding="utf-8") as stream:
-        writer = csv.DictWriter(stream, REGISTRY_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows[sid] for sid in sorted(rows))
+    write_csv(registry, [REGISTRY_COLUMNS] + [[rows[sid][c] for c in REGISTRY_COLUMNS]
+                                              for sid in sorted(rows)])
 
 
 def _registry(registry: Path) -> dict[str, dict[str, str]]:
     """The recorded LMS identities by student id (none before the first ``zip_collect``)."""
     if not registry.exists():
         return {}
-    with open(registry, newline="", encoding="utf-8") as stream:
-        return {row["student_id"]: row for row in csv.DictReader(stream)}
+    return {row["student_id"]: row for row in read_csv(registry)}
 
 
 def write_gradebook_csv(root: Path, to: Path | None = None) -> Path:
@@ -126,9 +125,7 @@ def write_gradebook_csv(root: Path, to: Path | None = None) -> Path:
                          student.email or "", known.get("lms_name", ""), known.get("lms_id", "")]
                         + [_points(scores.get(u)) for u in units]
                         + [_points(sum(v for v in scores.values() if v is not None))])
-    with open(target, "w", newline="", encoding="utf-8") as stream:
-        csv.writer(stream).writerows([header] + rows)
-    return target
+    return write_csv(target, [header] + rows)
 
 
 def _points(value: float | None) -> str:

@@ -8,6 +8,12 @@ folder names, it changes from one assignment to the next); a row with a name onl
 every upload of that name (``王芳,,wang-fang``); a row with an id only matches that LMS
 id (Canvas's user id: ``,1201,jane`` keeps an id chosen before ``doejane-1201``). The most
 specific row wins; uploads the roster does not name keep the default id.
+
+Names are compared after Unicode NFKC and case folding, spaces collapsed: ``JOSÉ GARCÍA``,
+``José García`` in decomposed accents or in full-width letters match the row ``José García``.
+Only a row naming the upload's LMS id, or its name exactly as spelled (the same code points),
+*pins* it; a look-alike matched through the folding is one more claim on that id, which the
+plan (``plan.py``) weighs against the others.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import csv
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from autograder.pipeline.term.lms.uploads import Upload
 from autograder.pipeline.names import problem
@@ -27,14 +34,29 @@ class RosterError(ValueError):
 
 
 def _key(text: str) -> str:
-    return unicodedata.normalize("NFC", text).strip().casefold()
+    """``text`` as names are compared: NFKC, case folded, runs of spaces as one."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def spelling(text: str) -> str:
+    """``text`` as spelled, code point by code point: ``José`` with a precomposed ``é``
+    and with ``e`` and a combining accent are two spellings."""
+    return text.strip()
+
+
+class Match(NamedTuple):
+    """The student id a roster row gives an upload; ``pinned`` when the row names its LMS
+    id or its exact spelling."""
+
+    student_id: str
+    pinned: bool
 
 
 @dataclass(frozen=True)
 class Roster:
     """``(lms name, lms id) → student id``; either part may be empty in a row."""
 
-    rows: dict[tuple[str, str], str] = field(default_factory=dict)
+    rows: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # → id, name
 
     @classmethod
     def load(cls, path: Path) -> Roster:
@@ -54,15 +76,16 @@ class Roster:
             name, lms_id, student_id = _row(path, number, line)
             if (_key(name), lms_id) in rows:
                 raise RosterError(f"roster {path}, line {number}: {name!r} {lms_id!r} again")
-            rows[_key(name), lms_id] = student_id
+            rows[_key(name), lms_id] = student_id, name
         return cls(rows)
 
-    def student_id(self, upload: Upload) -> str | None:
+    def match(self, upload: Upload) -> Match | None:
         """The id the roster gives ``upload``, or None when no row names it."""
         name = _key(upload.name)
         for key in ((name, upload.lms_id), (name, ""), ("", upload.lms_id)):
             if key in self.rows:
-                return self.rows[key]
+                student_id, spelled = self.rows[key]
+                return Match(student_id, bool(key[1]) or spelling(spelled) == spelling(upload.name))
         return None
 
 

@@ -1,7 +1,8 @@
-"""What a student's control group can do, whichever cgroup version the host mounts.
+"""What a control group can do, whichever cgroup version the host mounts.
 
-``Cgroup`` is the interface the spawner uses (create with limits, add a process, kill
-everything, remove); ``cgroup_v1`` and ``cgroup_v2`` implement it. Killing is the same loop in
+``Cgroup`` is the interface the hub's spawner (a student's server) and the grading station
+(a grading job) use: create with limits, add a process, read the CPU time of all it ever
+held, kill everything, remove; ``cgroup_v1`` and ``cgroup_v2`` implement it. Killing is the same loop in
 both: stop the group, SIGKILL what is in it, until it is empty or the time is up; only the way
 to stop (v1's freezer, v2's ``cgroup.freeze`` or ``cgroup.kill``) differs.
 """
@@ -13,14 +14,15 @@ import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox.limits import Limits
 
 ROOT = Path("/sys/fs/cgroup")
 PERIOD_US = 100_000   # the CPU quota's period: ``cpus`` cores = cpus * PERIOD_US per period
 
 
 class Cgroup(ABC):
-    """A student's server and all it starts, held to its ``Limits`` by the kernel."""
+    """A student's server or a grading job and all it starts, held to its ``Limits`` by the
+    kernel."""
 
     name: str
 
@@ -29,8 +31,14 @@ class Cgroup(ABC):
         """Make the group (again) and write the limits."""
 
     @abstractmethod
-    def join(self, pid: int) -> None:
-        """Move ``pid`` into the group (its children are born there)."""
+    def procs_files(self) -> list[Path]:
+        """The ``cgroup.procs`` files a process writes its id into to join the group (one per
+        v1 hierarchy; one in v2)."""
+
+    @abstractmethod
+    def cpu_seconds(self) -> float:
+        """The CPU seconds of every process the group held, the ended ones too (those reaped
+        by nobody, re-parented or in a nested PID namespace as well); 0 if it is gone."""
 
     @abstractmethod
     def processes(self) -> set[int]:
@@ -44,6 +52,10 @@ class Cgroup(ABC):
     def _strike(self, pids: set[int]) -> None:
         """Kill ``pids``, the group stopped meanwhile so that none forks."""
 
+    def join(self, pid: int) -> None:
+        """Move ``pid`` into the group (its children are born there)."""
+        enter([str(path) for path in self.procs_files()], pid)
+
     def join_self(self) -> None:
         """Move the calling process (a server about to run) into the group."""
         self.join(os.getpid())
@@ -56,6 +68,26 @@ class Cgroup(ABC):
             self._strike(left)
             time.sleep(0.05)
         return self.processes()
+
+
+def enter(procs: list[str], pid: int = 0) -> None:
+    """Move process ``pid`` (0: the caller) into the group whose ``cgroup.procs`` files are
+    ``procs`` (``Cgroup.procs_files``): what a process about to become a job's kernel does,
+    with the paths its job gave it."""
+    for path in procs:
+        write(Path(path), pid or os.getpid())
+
+
+def read_number(path: Path, key: str | None = None) -> int:
+    """The number in ``path``, or after ``key`` in its ``key value`` lines; 0 when it is gone."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return 0
+    if key is None:
+        return int(text.split()[0])
+    return next((int(value) for name, value in (line.split() for line in text.splitlines())
+                 if name == key), 0)
 
 
 def sigkill(pids: set[int]) -> None:

@@ -1,11 +1,14 @@
-"""A student's control group on a cgroup-v2 host (one unified tree at /sys/fs/cgroup, file
+"""A control group on a cgroup-v2 host (one unified tree at /sys/fs/cgroup, file
 system ``cgroup2fs``: Ubuntu 22.04 and later, Debian 12, any recent systemd distribution).
 
 The hub's own group is the ``0::`` line of /proc/self/cgroup, e.g.
 ``/system.slice/minitorch-hub.service``; students' groups are made under it
 (``<hub>/minitorch-hub-8000/alice``), with ``memory.max`` (and ``memory.swap.max`` 0 where the
 kernel has swap accounting, so that, as with v1's ``memsw``, the limit is RAM and swap
-together), ``pids.max`` and ``cpu.max`` (``<quota> <period>``: at most ``cpus`` cores).
+together), ``pids.max`` and ``cpu.max`` (``<quota> <period>``: at most ``cpus`` cores; a new
+group has the default ``cpu.weight``, so busy groups share equally); ``cpu.stat``'s
+``usage_usec`` is the CPU time of everything the group ever held. The grader's jobs are made
+the same way under the grading worker's group.
 
 A child group has a controller only if its parent lists it in ``cgroup.subtree_control``
 (delegation), and v2's "no internal processes" rule forbids that for a group that holds
@@ -27,8 +30,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from autograder.hub.cgroup_base import PERIOD_US, ROOT, Cgroup, read_pids, sigkill, write
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, read_number,
+                                                     read_pids, sigkill, write)
+from autograder.pipeline.sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids", "cpu")
 LEAF = "hub"
@@ -110,8 +114,11 @@ class UnifiedCgroup(Cgroup):
                 _move(pid, leaf)
         raise OSError(f"cgroup v2: {group} keeps gaining processes; cannot move them to {leaf}")
 
-    def join(self, pid: int) -> None:
-        write(self.folder / "cgroup.procs", pid)
+    def procs_files(self) -> list[Path]:
+        return [self.folder / "cgroup.procs"]
+
+    def cpu_seconds(self) -> float:
+        return read_number(self.folder / "cpu.stat", "usage_usec") / 1e6
 
     def processes(self) -> set[int]:
         return read_pids(self.folder / "cgroup.procs")

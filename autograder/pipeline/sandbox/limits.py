@@ -1,8 +1,9 @@
-"""What one student's server may use: memory, processes, CPU and disk, as one frozen record.
+"""What one student's server (or one grading job) may use: memory, processes, CPU and disk,
+as one frozen record, enforced by a control group (``cgroups``).
 
 The defaults suit a course of notebooks that train small numpy networks (unit 10's MLP on
 MNIST peaks near 600 MB): ``MINITORCH_HUB_LIMITS`` overrides any of them, e.g.
-``memory=4G,processes=512,cpus=2,disk=5G``.
+``memory=4G,processes=512,cpus=2,disk=5G,inbound=512M``.
 """
 from __future__ import annotations
 
@@ -22,17 +23,20 @@ class Limits:
         memory: bytes of RAM (the kernel kills the largest process beyond it);
         processes: processes and threads at once (a fork bomb stops there);
         cpus: CPU time, in cores (``0.5``: half of one core at most, however busy the rest);
-        disk: bytes in the home (a file system image of that size).
+        disk: bytes in the home (a file system image of that size);
+        inbound: bytes in what she hands in through the exchange (an image of its own, so
+            files are bounded too, by its inodes: mkfs.ext4 makes one per 4 KiB below 512M).
     """
 
     memory: int = 2 << 30
     processes: int = 256
     cpus: float = 1.0
     disk: int = 2 << 30
+    inbound: int = 256 << 20
 
     def describe(self) -> str:
         return (f"memory {_size(self.memory)}, {self.processes} processes, "
-                f"{self.cpus:g} CPU, disk {_size(self.disk)}")
+                f"{self.cpus:g} CPU, disk {_size(self.disk)}, inbound {_size(self.inbound)}")
 
 
 def parse(text: str | None, base: Limits = Limits()) -> Limits:

@@ -1,15 +1,16 @@
-"""A student's server and all it starts, held to its ``Limits`` by the kernel's control groups:
+"""A student's server (the hub's) or a grading job (the grader's) and all it starts, held to its
+``Limits`` by the kernel's control groups:
 cgroup v2 where the host mounts only the unified tree (``cgroup2fs`` at /sys/fs/cgroup),
 cgroup v1 otherwise (a ``tmpfs`` there with a hierarchy per controller, also on hybrid hosts,
 whose ``unified`` tree has no controllers to give). Both behave the same to the spawner
-(``Cgroup``); ``cgroup_v1`` and ``cgroup_v2`` say how.
+and the grading station (``Cgroup``); ``cgroup_v1`` and ``cgroup_v2`` say how.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.hub import cgroup_v1, cgroup_v2
-from autograder.hub.cgroup_base import ROOT, Cgroup
+from autograder.pipeline.sandbox import cgroup_v1, cgroup_v2
+from autograder.pipeline.sandbox.cgroup_base import ROOT, Cgroup
 
 MOUNTS = Path("/proc/self/mounts")
 
@@ -27,7 +28,7 @@ def unified(root: Path = ROOT, mounts: Path = MOUNTS) -> bool:
 
 
 def group(name: str, root: Path = ROOT, mounts: Path = MOUNTS) -> Cgroup:
-    """The group ``name`` (e.g. ``minitorch-hub-8000/alice``) under the hub's own."""
+    """The group ``name`` (e.g. ``minitorch-hub-8000/alice``) under the caller's own."""
     if unified(root, mounts):
         return cgroup_v2.UnifiedCgroup(name, root)
     return cgroup_v1.SplitCgroup(name, root)

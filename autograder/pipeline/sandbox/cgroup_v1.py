@@ -1,11 +1,15 @@
-"""A student's control groups on a cgroup-v1 host (a ``tmpfs`` at /sys/fs/cgroup, one
+"""A control group on a cgroup-v1 host (a ``tmpfs`` at /sys/fs/cgroup, one
 hierarchy per controller, as on this project's CI machines and hybrid systemd hosts).
 
-One group per student in each hierarchy the hub needs, made inside the hub's own group (so a
-hub that runs inside a container or a service's group stays inside it): ``memory`` (the
+One group per student (or grading job) in each hierarchy needed, made inside the caller's own
+group (so a hub or grader that runs inside a container or a service's group stays inside it):
+``memory`` (the
 kernel's OOM killer acts inside the group only; swap counted too where the kernel can, so
 the limit is RAM and swap together), ``pids`` (a fork bomb meets ``pids.max``), ``cpu`` (a CFS
-quota: at most ``cpus`` cores) and ``freezer`` (to stop every process of the group at once
+quota: at most ``cpus`` cores; every new group has the default ``cpu.shares``, so two
+busy groups get equal shares however many processes each runs), ``cpuacct`` (the CPU time of
+everything the group ever held, ``cpuacct.usage``; the same hierarchy as ``cpu`` where the
+host mounts them together) and ``freezer`` (to stop every process of the group at once
 before killing them, so none can fork while they are killed). A process cannot leave its
 group: the groups' files belong to root and are not in the sandbox.
 """
@@ -15,10 +19,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.hub.cgroup_base import PERIOD_US, ROOT, Cgroup, read_pids, sigkill, write
-from autograder.hub.limits import Limits
+from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, read_number,
+                                                     read_pids, sigkill, write)
+from autograder.pipeline.sandbox.limits import Limits
 
-CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 
 
 def own_path(controller: str, pid: int | str = "self") -> str:
@@ -64,9 +69,12 @@ class SplitCgroup(Cgroup):
         write(self.folder("cpu") / "cpu.cfs_period_us", PERIOD_US)
         write(self.folder("cpu") / "cpu.cfs_quota_us", int(limits.cpus * PERIOD_US))
 
-    def join(self, pid: int) -> None:
-        for controller in CONTROLLERS:
-            write(self.folder(controller) / "cgroup.procs", pid)
+    def procs_files(self) -> list[Path]:
+        return list(dict.fromkeys(self.folder(controller).resolve() / "cgroup.procs"
+                                  for controller in CONTROLLERS))
+
+    def cpu_seconds(self) -> float:
+        return read_number(self.folder("cpuacct") / "cpuacct.usage") / 1e9
 
     def processes(self) -> set[int]:
         return read_pids(self.folder("pids") / "cgroup.procs")

@@ -1,0 +1,130 @@
+"""Every call a check makes into the student's code is graded: none is a probe.
+
+A probe is a call whose answer decides only whether to forgive, never a score: the reference
+passes the check even when that call fails. The kernel sees every input, so code that
+recognises a probe answers it wrongly and is forgiven where it is graded (unit 12's one-operation
+graph on leaves 1.0 and 2.0 earned +2). An excuse rests on the upstream cell's own verdict
+(``autograder.verdicts``) or on what the graded call itself returned (docs/how-it-works.md, "An
+excuse rests on a verdict already reached"). For every registered check, each call site (what
+``autograder.sandbox.call`` names) is made to fail in turn, as the student's code raising there
+would: the reference must then fail the check. ``UNGRADED`` lists the sites that still do not,
+each for its own fix; a new one fails here.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+
+import pytest
+
+import autograder.checks  # noqa: F401  (registers every check)
+from autograder import audit, sandbox
+from autograder.registry import CHECKS
+from course.testing.failure import fail
+
+# check: the call sites whose failure the reference's verdict does not notice: an excuse that
+# still asks the kernel (the course's composition run on the student's Tensor, a fallback when
+# the student's container raises, fit's run with the grader's stand-ins), or a second layer the
+# check judges instead (Linear's without a bias, when the biased one raises).
+UNGRADED = {
+    "linear_backward_input": "Linear.",
+    "linear_grad_accumulates": "Linear.",
+    "tensor_cross_entropy": "L.backward() for L = cross_entropy(Z, y)",
+    "sequential_backward": "Sequential.forward",
+    "sequential_grads": "Sequential.parameters()",
+    "sequential_state_dict": "Sequential.named_parameters()",
+    "sequential_state_dict_buffers": "Sequential.named_parameters()",
+    "fit_history": "fit, with stand-ins",
+    "fit_callbacks": "",      # fit and the optimizer's rate, with the grader's stand-ins
+    # Unit 13's one-mistake-one-cell excuses (issue 48) still ask the kernel again, each left
+    # for its own fix (issue 47, item 3): the student's im2col or col2im run again when the
+    # layer's forward or dL/dx failed, the stride-1 and unpadded base layers the stride and
+    # padding cells are judged against, and the backward a forward check reads the layout from.
+    "conv2d_forward": ("im2col", "Conv2d.backward"),
+    "conv2d_backward_input": "col2im",
+    "conv2d_stride": "Conv2d(",
+    "conv2d_padding": "Conv2d(",
+    "maxpool2d_forward": "MaxPool2d.backward",
+    # Unit 14's sampler is judged on the student's own distribution, the reference's where
+    # theirs fails: the same kind of excuse, for the same fix.
+    "sample_draws": "next_token_probabilities",
+}
+
+
+REAL = sandbox.call
+
+
+def _verdict_with(name: str, replacement: Callable) -> str | None:
+    """Check ``name`` on the reference, every ``call`` of the grader's modules routed through
+    ``replacement`` (also in a module first imported while another replacement was in place)."""
+    replacement.probe_test = True
+    modules = [module for module_name, module in list(sys.modules.items())
+               if module_name.split(".")[0] in ("autograder", "course") and (
+                   getattr(module, "call", None) is REAL
+                   or getattr(getattr(module, "call", None), "probe_test", False))]
+    for module in modules:
+        module.call = replacement
+    try:
+        return audit.run(CHECKS[name])
+    finally:
+        for module in modules:
+            module.call = REAL
+
+
+def _site(what: str) -> str:
+    """A call's description without the memory addresses some reprs hold."""
+    return re.sub(r" at 0x[0-9A-Fa-f]+", "", what)
+
+
+def _sites(name: str) -> list[str]:
+    """The call sites check ``name`` goes through on the reference, in order."""
+    seen: list[str] = []
+
+    def recording(what: str, function: Callable, *args, **kwargs):
+        seen.append(_site(what))
+        return REAL(what, function, *args, **kwargs)
+    assert _verdict_with(name, recording) is None
+    return list(dict.fromkeys(seen))
+
+
+def _passes_without(name: str, site: str) -> bool:
+    """Whether the reference passes check ``name`` when every call at ``site`` raises."""
+    def refusing(what: str, function: Callable, *args, **kwargs):
+        if _site(what) == site:
+            fail(f"{what} raised RuntimeError: refused (a probe test)")
+        return REAL(what, function, *args, **kwargs)
+    return _verdict_with(name, refusing) is None
+
+
+def _excused(name: str, site: str) -> bool:
+    return name in UNGRADED and site.startswith(UNGRADED[name])
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_every_call_into_the_students_code_is_graded(name):
+    probes = [site for site in _sites(name)
+              if _passes_without(name, site) and not _excused(name, site)]
+    assert probes == [], (f"{name} passes the reference when these calls into the student's "
+                          "code fail: they decide no score, only an excuse, which must rest on a "
+                          "verdict (autograder.verdicts) instead")
+
+
+def test_a_probe_is_found():
+    """The old deep-graph check's probe, put back, is what this test reports."""
+    from autograder.checks import autograd_engine
+    from course.testing.failure import CheckFailure
+
+    def probe_then_compare(Tensor, topological_order):
+        a = autograd_engine.make_leaf(Tensor, "a", autograd_engine.np.array(1.0))
+        try:
+            sandbox.call("backward() of one operation", (a * 2.0).backward)
+        except CheckFailure:
+            return
+    CHECKS["_probe_example"] = CHECKS["tensor_deep_graph"].__class__(
+        "_probe_example", probe_then_compare, ("Tensor", "topological_order"))
+    try:
+        assert _sites("_probe_example")[-1] == "backward() of one operation"
+        assert _passes_without("_probe_example", "backward() of one operation")
+    finally:
+        del CHECKS["_probe_example"]
