@@ -148,7 +148,10 @@ def _mount_inbound(inbound: Path, image: Path, size: int, account: Account,
 
 def remount_inbounds(root: Path, course: str, disks: Path) -> None:
     """At the hub's start: every inbound image made before mounted again (after a reboot
-    they are not), so that collect finds what was handed in before the students return."""
+    they are not), so that collect finds what was handed in before the students return; and
+    ``students/`` shared (``homes.share``), so that an inbound first mounted when its student's
+    server starts shows in the instructor's sandbox, started earlier, for collect to read."""
+    homes.share(Path(root) / course / STUDENTS)
     for image in sorted((disks / "inbound").glob("*.ext4")):
         inbound = student_folder(root, course, image.stem) / "inbound"
         if inbound.is_dir() and not os.path.ismount(inbound):

@@ -35,6 +35,15 @@ def attach(image: Path, folder: Path) -> None:
     _run(["mount", "-o", "loop,nosuid,nodev", str(image), str(folder)])
 
 
+def share(folder: Path) -> None:
+    """Make ``folder`` a mount point (a bind of itself) whose mounts propagate: one mounted
+    under it later appears in every sandbox that bound it before (bwrap's binds are slaves of
+    the machine's mounts, and a slave receives only what a shared mount sends)."""
+    if not os.path.ismount(folder):
+        _run(["mount", "--bind", str(folder), str(folder)])
+    _run(["mount", "--make-shared", str(folder)])
+
+
 def unmount(folder: Path) -> None:
     """Unmount ``folder`` if mounted (lazily when a process still holds it)."""
     if os.path.ismount(folder):

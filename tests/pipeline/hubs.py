@@ -133,7 +133,9 @@ def student_environment() -> Path:
 
 def clean_up(state: Path, prefix: str, port: int) -> None:
     """What a hub's students leave on the machine: mounts, control groups, accounts."""
-    for home in [*(state / "homes").glob("*"), *(state.parent / "exchange").glob("*/*/*/inbound")]:
+    exchange = state.parent / "exchange"
+    for home in [*(state / "homes").glob("*"), *exchange.glob("*/*/*/inbound"),
+                 *exchange.glob("*/students")]:
         homes.unmount(home)
     for student in STUDENTS:
         group = cgroups.group(f"minitorch-hub-{port}/{student}")
