@@ -10,6 +10,7 @@ A larger limit grows existing images the next time they are mounted.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -39,14 +40,24 @@ def share(folder: Path) -> None:
     """Make ``folder`` a mount point (a bind of itself) whose mounts propagate: one mounted
     under it later appears in every sandbox that bound it before (bwrap's binds are slaves of
     the machine's mounts, and a slave receives only what a shared mount sends)."""
-    if not os.path.ismount(folder):
+    if not mounted(folder):
         _run(["mount", "--bind", str(folder), str(folder)])
     _run(["mount", "--make-shared", str(folder)])
 
 
+def mounted(folder: Path) -> bool:
+    """Whether ``folder`` is a mount point, a bind within one file system included (which
+    ``os.path.ismount`` misses: the folder and its parent are on the same device)."""
+    target = os.path.realpath(folder)
+    with open("/proc/self/mountinfo") as table:
+        points = [re.sub(r"\\([0-7]{3})", lambda octal: chr(int(octal[1], 8)), line.split()[4])
+                  for line in table]
+    return target in points
+
+
 def unmount(folder: Path) -> None:
     """Unmount ``folder`` if mounted (lazily when a process still holds it)."""
-    if os.path.ismount(folder):
+    if mounted(folder):
         if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
             _run(["umount", "--lazy", str(folder)])
 

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.pipeline.sandbox import bwrap, landlock, seccomp
-from autograder.hub import sandbox as hub_sandbox
+from autograder.hub import homes, sandbox as hub_sandbox
 from autograder.hub.accounts import Account
 from autograder.pipeline.ledger.grade import GradingError, grade
 from autograder.pipeline.term.report import render, ClassData
@@ -165,3 +165,31 @@ def test_the_filter_is_built_for_this_machine_or_refused_by_name():
     assert len(code) % 8 == 0 and code[:8] == bytes.fromhex("2000000004000000")   # loads the arch
     with pytest.raises(OSError, match="no seccomp filter for the mips architecture"):
         seccomp.program("mips")
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root, as the hub has")
+def test_an_inbound_mounted_later_shows_in_a_sandbox_started_before(tmp_path):
+    """The instructor's server binds the exchange when it starts; a student's inbound image
+    is mounted at her first server, later. ``homes.share`` (at the hub's start, twice after a
+    restart) has the students' folder pass that mount on: without it, collect found nobody."""
+    exchange, view = tmp_path / "exchange", tmp_path / "view"
+    students, inbound = exchange / "students", exchange / "students" / "alice" / "inbound"
+    inbound.mkdir(parents=True)
+    view.mkdir()
+    homes.share(students)
+    homes.share(students)
+    try:
+        inside = subprocess.Popen(
+            ["bwrap", "--dev-bind", "/", "/", "--bind", str(exchange), str(view), "--unshare-pid",
+             "--die-with-parent", "sh", "-c", f"echo ready; read go; ls {view}/students/alice/inbound"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert inside.stdout.readline() == "ready\n"
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(inbound)], check=True)
+        (inbound / "handed-in.ipynb").write_text("{}")
+        seen, _ = inside.communicate("go\n", timeout=30)
+    finally:
+        homes.unmount(inbound)
+        homes.unmount(students)
+    assert seen.split() == ["handed-in.ipynb"], seen
+    assert not homes.mounted(students)
