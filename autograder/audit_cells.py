@@ -12,7 +12,8 @@ place and the reference everywhere else. A student's notebook differs in two way
   subclasses the student's ``Adam``, the six schedules the student's ``LRScheduler``,
   ``fit`` calls the student's ``train_epoch`` and ``evaluate``, ``TensorMLP`` makes the
   student's ``Tensor``s, ``Conv2d`` calls the student's ``im2col`` and ``col2im``, ``sample`` the student's
-  ``next_token_probabilities``. Those
+  ``next_token_probabilities``, ``TransformerBlock`` is made of the student's ``LayerNorm`` and
+  of a ``MultiheadAttention`` on their attention and heads. Those
   are rebuilt on the mutant, so a check that leans on another
   cell's work shows what that work costs it.
 
@@ -61,6 +62,8 @@ BUILT_ON: dict[str, dict[str, Callable[[object], object]]] = {
     "im2col": {"Conv2d": _on("Conv2d", "im2col")},
     "col2im": {"Conv2d": _on("Conv2d", "col2im")},
     "next_token_probabilities": {"sample": _on("sample", "next_token_probabilities")},
+    **{part: {"TransformerBlock": _on("TransformerBlock", part)}
+       for part in ("LayerNorm", "ScaledDotProductAttention", "split_heads", "merge_heads")},
 }
 
 

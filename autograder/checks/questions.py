@@ -131,6 +131,10 @@ QUESTIONS: tuple[Question, ...] = (
            "gives each of the V tokens the same probability, then take its exponential."),
     Choice("14", "temperature", "14.2", "c", "Reread section 4: what does softmax(z / tau) "
            "become as tau goes to 0?"),
+    Number("15", "scores", "15.1", 8, 0.0, "Reread section 2: the variance of a sum of D "
+           "independent products q_i k_i, each of variance 1, then its square root."),
+    Choice("15", "prenorm", "15.2", "b", "Reread section 5: write dL/dx for each block and "
+           "follow the term that comes from the residual addition alone."),
 )
 
 

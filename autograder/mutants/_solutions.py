@@ -1,7 +1,9 @@
 """The functions and classes that only a notebook defines, taken from its solution cells.
 
 Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix``, unit
-12's ``cross_entropy`` and ``TensorMLP`` and unit 13's ``conv2d_naive`` and unit 14's bigram and sampler have no twin in
+12's ``cross_entropy`` and ``TensorMLP``, unit 13's ``conv2d_naive``, unit 14's bigram and sampler
+and unit 15's ``TransformerBlock`` (on the notebook's read-only ``MultiheadAttention`` and
+``FeedForward``, run from their cells) have no twin in
 ``minitorch_ref``: the audit
 grades the source notebook's own solution (every solution cell that defines one of them,
 run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
@@ -35,6 +37,7 @@ FUNCTIONS = {
     "12_autograd": ("cross_entropy", "TensorMLP"),
     "13_conv": ("conv2d_naive", "im2col", "col2im", "Conv2d"),
     "14_language": ("bigram_counts", "bigram_nll", "next_token_probabilities", "sample"),
+    "15_attention": ("TransformerBlock",),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
@@ -44,9 +47,14 @@ GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
            "13_conv": {"Module": nn.Module, "Parameter": nn.Parameter,
                        "default_rng": np.random.default_rng,
                        "sliding_window_view": sliding_window_view},
-           "14_language": {"default_rng": np.random.default_rng}}
+           "14_language": {"default_rng": np.random.default_rng},
+           "15_attention": {"Module": nn.Module, "Parameter": nn.Parameter, "Linear": nn.Linear,
+                            "GELU": nn.GELU, "Dropout": nn.Dropout, "LayerNorm": nn.LayerNorm,
+                            "ScaledDotProductAttention": nn.ScaledDotProductAttention,
+                            "split_heads": nn.split_heads, "merge_heads": nn.merge_heads,
+                            "default_rng": np.random.default_rng}}
 # The read-only cells (grade ids) a unit's solutions call: run before them.
-GIVEN = {"13_conv": ("conv-helpers",)}
+GIVEN = {"13_conv": ("conv-helpers",), "15_attention": ("multihead", "feed-forward")}
 # Units whose classes above are given, read-only, rather than written by the student.
 PROVIDED = ("06_sequential",)
 

@@ -51,7 +51,7 @@ class Mutation:
 
 
 G, L, A, S = "02_gradients", "03_module_linear", "04_activations", "06_sequential"
-C, T = "13_conv", "14_language"
+C, T, U = "13_conv", "14_language", "15_attention"
 MUTATIONS = (
     Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
         ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
@@ -116,15 +116,52 @@ MUTATIONS = (
     Mutation("sample_from_logits", T, "sample", (
         ("cumulative = np.cumsum(probs, axis=-1)",
          "cumulative = np.cumsum(np.asarray(logits, dtype=np.float64), axis=-1)"),)),
+    # Unit 15: one student per classic mistake of attention and the block, each losing its cell.
+    Mutation("attention_mask_after_softmax", U, "attention", (
+        ("        if attn_mask is not None:\n            scores = np.where(attn_mask, scores, -np.inf)\n", ""),
+        ("weights = exp / np.where(total > 0, total, 1.0)\n",
+         "weights = exp / np.where(total > 0, total, 1.0)\n"
+         "        weights = weights if attn_mask is None else weights * attn_mask\n"))),
+    Mutation("attention_scale_by_d", U, "attention", (
+        ("1.0 / np.sqrt(query.shape[-1])", "1.0 / query.shape[-1]"),)),
+    Mutation("attention_scale_by_c", U, "attention", (
+        ("1.0 / np.sqrt(query.shape[-1])",
+         "1.0 / np.sqrt(query.shape[1] * query.shape[-1] if query.ndim == 4 else query.shape[-1])"),)),
+    Mutation("attention_softmax_over_queries", U, "attention", (
+        ("row_max = scores.max(axis=-1, keepdims=True)", "row_max = scores.max(axis=-2, keepdims=True)"),
+        ("total = exp.sum(axis=-1, keepdims=True)", "total = exp.sum(axis=-2, keepdims=True)"))),
+    Mutation("attention_nan_on_masked_row", U, "attention", (
+        ("        row_max = np.where(np.isfinite(row_max), row_max, 0.0)   # a fully masked row: no NaN\n",
+         ""),
+        ("weights = exp / np.where(total > 0, total, 1.0)", "weights = exp / total"))),
+    Mutation("merge_heads_no_transpose", U, "heads", (
+        ("return x.transpose(0, 2, 1, 3).reshape(batch, length, heads * depth)",
+         "return x.reshape(batch, length, heads * depth)"),)),
+    Mutation("layernorm_unbiased_variance", U, "layernorm", (
+        ("variance = x.var(axis=-1, keepdims=True)", "variance = x.var(axis=-1, keepdims=True, ddof=1)"),)),
+    Mutation("layernorm_over_batch", U, "layernorm", (
+        ("mean = x.mean(axis=-1, keepdims=True)\n        variance = x.var(axis=-1, keepdims=True)",
+         "mean = x.mean(axis=0, keepdims=True)\n        variance = x.var(axis=0, keepdims=True)"),)),
+    Mutation("layernorm_backward_no_mean_terms", U, "layernorm", (
+        ("return self.inv_std * (grad_hat - mean_grad - self.normalized * mean_proj)",
+         "return self.inv_std * grad_hat"),)),
+    Mutation("block_residual_gradient_missing", U, "transformer-block", (
+        ("return grad_h + self.norm1.backward(branch)", "return self.norm1.backward(branch)"),)),
+    Mutation("block_dropout_in_eval", U, "transformer-block", (
+        ("h = x + self.dropout1(self.self_attn.forward(self.norm1(x), is_causal=True))",
+         "attended = self.self_attn.forward(self.norm1(x), is_causal=True)\n"
+         "        h = x + attended * (np.random.default_rng().random(np.shape(attended)) >= "
+         "self.dropout1.p) / (1 - self.dropout1.p)"),)),
 )
 
 # One bug per solution cell, for Linear one in the forward and one in the backward pass, and
 # unit 13's col2im under the Conv2d built on it, and a student per classic mistake of unit
-# 14's language model: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
+# 14's language model and of unit 15's attention and block: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
 # tests/autograder (the mutation audit, in-process); tests/pipeline grades every
 # mutation above through nbgrader.
 REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
     "numerical_gradient_not_restoring_x", "rel_error_no_floor",
     "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add",
     "tokenizer_no_boundary", "context_windows_no_end", "context_windows_shifted",
-    "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits"))
+    "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits")
+    or m.unit == U)
