@@ -134,3 +134,41 @@ def test_unit_13s_visible_conv2d_test_catches_padding_0_and_a_batch_of_one(edit,
     used padding 1 and N = 2 only."""
     out = said("13_conv", "conv2d-tests", edit)
     assert "Conv2d passes" not in out and says in out, out
+
+
+UNIT_14_TESTS = ["char-tokenizer-tests", "context-windows-tests", "bigram-counts-tests",
+                 "bigram-nll-tests", "embedding-tests", "next-token-probabilities-tests",
+                 "sample-tests", "train-language-model-tests", "grade-language-model"]
+
+
+@pytest.mark.parametrize("cell", UNIT_14_TESTS)
+def test_unit_14s_solution_passes_its_visible_tests(cell, said):
+    assert said("14_language", cell).endswith("OK\n")
+
+
+@pytest.mark.parametrize("edit, cell, says", [
+    (("context-windows", "for i in range(len(word) + 1):", "for i in range(len(word)):"),
+     "context-windows-tests", "len('emma') + 1 samples of 3 tokens"),
+    (("bigram-counts", "np.add.at(counts, (previous, following), 1.0)",
+      "counts[previous, following] += 1.0"), "bigram-counts-tests", "the pair (1, 2) occurs twice"),
+    (("embedding", "np.add.at(self.weight.grad, rows, grads)", "self.weight.grad[rows] += grads"),
+     "embedding-tests", "token 1 occurs three times"),
+    (("next-token-probabilities", "scaled = np.asarray(logits, dtype=np.float64) / temperature",
+      "scaled = np.asarray(logits, dtype=np.float64)"), "next-token-probabilities-tests",
+     "tau = 0.5 squares the probabilities"),
+    (("sample", "cumulative = np.cumsum(probs, axis=-1)",
+      "cumulative = np.cumsum(np.asarray(logits, dtype=np.float64), axis=-1)"), "sample-tests",
+     "draw from the probabilities, not the logits"),
+    (("train-language-model", "train_loss, _ = train_epoch(model, loader, criterion, optimizer)",
+      "train_loss, _ = evaluate(model, X, y, criterion)"), "train-language-model-tests",
+     "train() should lower it"),
+    (("train-language-model", "TensorDataset(X, y)", "TensorDataset(X_val, y_val)"),
+     "grade-language-model", "train() trained on the validation split"),
+], ids=["window_without_the_end", "counts_fancy_add", "embedding_fancy_add",
+        "no_temperature", "sampled_from_logits", "train_never_steps", "trained_on_validation"])
+def test_unit_14s_visible_tests_name_the_classic_mistakes(edit, cell, says, said):
+    """Each classic mistake of the unit fails the visible test after its exercise with a
+    message that names it; training on the validation split passes the train cell's test
+    (the loss on the samples it is given still falls) and is named by the graded cell."""
+    out = said("14_language", cell, edit)
+    assert not out.endswith("OK\n") and says in out, out
