@@ -70,6 +70,17 @@ def test_lost_adam_moments_are_named_by_unit_7s_visible_test(said):
     assert "3.2 times too far" not in out
 
 
+@pytest.mark.parametrize("corrected, says", [
+    ('v_hat = state["exp_avg_sq"] / (1 - beta2**t)', "31.6 times when v is not corrected"),
+    ('m_hat = state["exp_avg"] / (1 - beta1**t)', "a tenth of lr when m is not"),
+], ids=["v_uncorrected", "m_uncorrected"])
+def test_a_missing_moment_correction_is_named_by_unit_7s_visible_test(corrected, says, said):
+    """Before, the hint described only the Adam without any correction (3.2 times too far):
+    v left uncorrected moves 31.6 times too far and got numbers only (issue 48)."""
+    out = said("07_optimizers", "adam-tests", ("adam", corrected, corrected.split(" / ")[0]))
+    assert "step 1 of Adam(lr=0.1)" in out and says in out, out
+
+
 def test_a_centered_rmsprop_without_the_square_is_told_of_the_variance(said):
     out = said("07_optimizers", "rmsprop-tests",
                ("rmsprop", 'mean_square - state["grad_avg"] ** 2', 'mean_square - state["grad_avg"]'))
