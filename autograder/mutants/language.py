@@ -2,7 +2,10 @@
 
 The tokenizer and embedding mutants subclass the reference and replace the one method the
 bug lives in; the functions are written as a student writes them, on the reference's
-distribution where they need one (``minitorch_ref.sampling``).
+distribution where they need one (``minitorch_ref.sampling``). Training on the validation
+split is a mistake of the ``train`` that the grader's own run calls
+(``autograder.checks.language_training``), which no check of this audit calls: it is the
+demo's ``train_on_validation`` mutation (``autograder.pipeline.demo.mutations``).
 """
 from __future__ import annotations
 

@@ -176,14 +176,14 @@ def test_training_moved_into_eval_is_counted(monkeypatch):
 
 def test_the_accuracy_is_the_graders_on_its_held_out_images(run):
     lowest, highest = nearest_template_accuracy()
-    assert lowest - 0.01 <= run.accuracy <= highest + 0.01
-    assert 0.6 < run.accuracy < capstone.BUDGET_ACCURACY
-    with pytest.raises(CheckFailure, match=f"on the grader's held-out images is {run.accuracy:.1%}; "
+    assert lowest - 0.01 <= run.score <= highest + 0.01
+    assert 0.6 < run.score < capstone.BUDGET_ACCURACY
+    with pytest.raises(CheckFailure, match=f"on the grader's held-out images is {run.score:.1%}; "
                                            "these 5"):
         capstone.budget(run)
     with pytest.raises(CheckFailure, match="these 8 points need at least 90%"):
         capstone.accuracy(run)
-    capstone.budget(capstone.Run(seconds=1.0, accuracy=0.86))
+    capstone.budget(capstone.Run(seconds=1.0, score=0.86))
 
 
 def test_a_lookup_table_of_every_stored_digit_scores_nothing():
@@ -194,7 +194,7 @@ def test_a_lookup_table_of_every_stored_digit_scores_nothing():
         assert printed(client, "print(np.mean(graded_run().y_pred == y_test))").strip() == "1.0"
         printed(client, "_submission.clear()")
         looked_up = capstone.graded_run(channel, cpu)
-    assert looked_up.failure is None and looked_up.accuracy < 0.2
+    assert looked_up.failure is None and looked_up.score < 0.2
 
 
 def test_the_notebook_shows_the_graders_run_without_training_again(run, kernel):
@@ -202,7 +202,7 @@ def test_the_notebook_shows_the_graders_run_without_training_again(run, kernel):
                               "print(len(calls), r.graded_accuracy, r.seconds, len(r.y_pred))\n"
                               "print(r.graded_on)")
     calls, accuracy, seconds, predicted, *graded_on = text.split()
-    assert int(calls) == 1 and float(accuracy) == run.accuracy and float(seconds) == run.seconds
+    assert int(calls) == 1 and float(accuracy) == run.score and float(seconds) == run.seconds
     assert int(predicted) == 800 and " ".join(graded_on) == "the grader's 1,000 held-out images"
 
 
@@ -248,7 +248,7 @@ def test_the_history_is_judged_in_the_budget_cell(returned, problem, monkeypatch
             f"def train(model, X, y):\n    _fit(model, X, y)\n    return {returned}")
     with student(code) as (_, channel, cpu):
         run = capstone.graded_run(channel, cpu)
-    assert run.failure is None and run.accuracy > 0.6
+    assert run.failure is None and run.score > 0.6
     monkeypatch.setattr(capstone, "BUDGET_ACCURACY", 0.5)
     if problem is None:
         capstone.budget(run)

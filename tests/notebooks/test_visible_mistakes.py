@@ -70,6 +70,17 @@ def test_lost_adam_moments_are_named_by_unit_7s_visible_test(said):
     assert "3.2 times too far" not in out
 
 
+@pytest.mark.parametrize("corrected, says", [
+    ('v_hat = state["exp_avg_sq"] / (1 - beta2**t)', "31.6 times when v is not corrected"),
+    ('m_hat = state["exp_avg"] / (1 - beta1**t)', "a tenth of lr when m is not"),
+], ids=["v_uncorrected", "m_uncorrected"])
+def test_a_missing_moment_correction_is_named_by_unit_7s_visible_test(corrected, says, said):
+    """Before, the hint described only the Adam without any correction (3.2 times too far):
+    v left uncorrected moves 31.6 times too far and got numbers only (issue 48)."""
+    out = said("07_optimizers", "adam-tests", ("adam", corrected, corrected.split(" / ")[0]))
+    assert "step 1 of Adam(lr=0.1)" in out and says in out, out
+
+
 def test_a_centered_rmsprop_without_the_square_is_told_of_the_variance(said):
     out = said("07_optimizers", "rmsprop-tests",
                ("rmsprop", 'mean_square - state["grad_avg"] ** 2', 'mean_square - state["grad_avg"]'))
@@ -134,3 +145,41 @@ def test_unit_13s_visible_conv2d_test_catches_padding_0_and_a_batch_of_one(edit,
     used padding 1 and N = 2 only."""
     out = said("13_conv", "conv2d-tests", edit)
     assert "Conv2d passes" not in out and says in out, out
+
+
+UNIT_14_TESTS = ["char-tokenizer-tests", "context-windows-tests", "bigram-counts-tests",
+                 "bigram-nll-tests", "embedding-tests", "next-token-probabilities-tests",
+                 "sample-tests", "train-language-model-tests", "grade-language-model"]
+
+
+@pytest.mark.parametrize("cell", UNIT_14_TESTS)
+def test_unit_14s_solution_passes_its_visible_tests(cell, said):
+    assert said("14_language", cell).endswith("OK\n")
+
+
+@pytest.mark.parametrize("edit, cell, says", [
+    (("context-windows", "for i in range(len(word) + 1):", "for i in range(len(word)):"),
+     "context-windows-tests", "len('emma') + 1 samples of 3 tokens"),
+    (("bigram-counts", "np.add.at(counts, (previous, following), 1.0)",
+      "counts[previous, following] += 1.0"), "bigram-counts-tests", "the pair (1, 2) occurs twice"),
+    (("embedding", "np.add.at(self.weight.grad, rows, grads)", "self.weight.grad[rows] += grads"),
+     "embedding-tests", "token 1 occurs three times"),
+    (("next-token-probabilities", "scaled = np.asarray(logits, dtype=np.float64) / temperature",
+      "scaled = np.asarray(logits, dtype=np.float64)"), "next-token-probabilities-tests",
+     "tau = 0.5 squares the probabilities"),
+    (("sample", "cumulative = np.cumsum(probs, axis=-1)",
+      "cumulative = np.cumsum(np.asarray(logits, dtype=np.float64), axis=-1)"), "sample-tests",
+     "draw from the probabilities, not the logits"),
+    (("train-language-model", "train_loss, _ = train_epoch(model, loader, criterion, optimizer)",
+      "train_loss, _ = evaluate(model, X, y, criterion)"), "train-language-model-tests",
+     "train() should lower it"),
+    (("train-language-model", "TensorDataset(X, y)", "TensorDataset(X_val, y_val)"),
+     "grade-language-model", "train() trained on the validation split"),
+], ids=["window_without_the_end", "counts_fancy_add", "embedding_fancy_add",
+        "no_temperature", "sampled_from_logits", "train_never_steps", "trained_on_validation"])
+def test_unit_14s_visible_tests_name_the_classic_mistakes(edit, cell, says, said):
+    """Each classic mistake of the unit fails the visible test after its exercise with a
+    message that names it; training on the validation split passes the train cell's test
+    (the loss on the samples it is given still falls) and is named by the graded cell."""
+    out = said("14_language", cell, edit)
+    assert not out.endswith("OK\n") and says in out, out

@@ -5,6 +5,11 @@ has the bug of one catalogued mutant (``autograder.mutants``). What it must lose
 is not written here: it is what the mutation audit measures for that mutant (the
 checks that catch it), mapped to the unit's hidden test cells. A student who
 submits the mutated notebook must fail exactly those cells and pass every other.
+
+A mistake in the code that the grader's own timed run trains (``train``,
+``autograder.checks.graded_training``) reaches no check of the audit: such a mutation
+names the visible graded cells it must lose (``loses_run``), and its mutant is no
+catalogue entry.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ class Mutation:
     unit: str
     cell: str                            # the grade id of the solution cell
     edits: tuple[tuple[str, str], ...]   # exact (old, new) replacements
+    loses_run: tuple[str, ...] = ()      # or: the graded run's cells it loses (no catalogue entry)
 
     @property
     def student(self) -> str:
@@ -40,6 +46,11 @@ class Mutation:
                 raise MutationError(f"{self.unit} cell {self.cell}: {old!r} is not there exactly once")
             cells[0].source = cells[0].source.replace(old, new)
         return nb
+
+    @property
+    def loses(self) -> object:
+        """What the student must lose, as ``scenario.expected_lost`` reads it."""
+        return set(self.loses_run) if self.loses_run else ("checks", self)
 
     def expected_checks(self) -> list[str]:
         """The checks this bug fails in its notebook, as the audit grades the notebook
@@ -152,6 +163,11 @@ MUTATIONS = (
          "attended = self.self_attn.forward(self.norm1(x), is_causal=True)\n"
          "        h = x + attended * (np.random.default_rng().random(np.shape(attended)) >= "
          "self.dropout1.p) / (1 - self.dropout1.p)"),)),
+    # The grader's run trains the notebook's model with this train(): its NLL on the test
+    # names (2.35) misses the threshold (2.20), and the message names the validation split.
+    Mutation("train_on_validation", T, "train-language-model", (
+        ("TensorDataset(X, y)", "TensorDataset(X_val, y_val)"),),
+        loses_run=("grade-language-model",)),
 )
 
 # One bug per solution cell, for Linear one in the forward and one in the backward pass, and
@@ -163,5 +179,6 @@ REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
     "numerical_gradient_not_restoring_x", "rel_error_no_floor",
     "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add",
     "tokenizer_no_boundary", "context_windows_no_end", "context_windows_shifted",
-    "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits")
+    "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits",
+    "train_on_validation")
     or m.unit == U)

@@ -104,7 +104,7 @@ def make_class(root: Path, made: list[str], with_bad: bool = True,
             print(f"note: mutation {mutation.mutant} left out: {error}", file=sys.stderr)
             continue
         students.append(Student(mutation.student, f"has the bug {mutation.mutant}",
-                                {unit.name: builder}, {unit.name: ("checks", mutation)}))
+                                {unit.name: builder}, {unit.name: mutation.loses}))
     if with_bad and bad.UNIT in made:
         unit = Unit(bad.UNIT, root)
         ctx = bad.Context(nbformat.read(str(unit.source), as_version=4),

@@ -1,0 +1,209 @@
+"""The grader's own timed run of a student's ``train(model, X, y)``, for every unit whose points
+come from a trained model (unit 11's digits, unit 14's language model).
+
+A unit describes its run as a ``Training``: the kernel's names it calls, how the untrained
+model is built there, the grader's arrays (``X`` and ``y`` go to ``train``; the others are the
+inputs the trained model is measured on), how its outputs are scored, and the CPU budget.
+``graded_run(training, channel, cpu, wall)`` then does, from outside the kernel:
+
+1. sends the grader's arrays (data, copied into the kernel) and reads the kernel's CPU time,
+   ``cpu()`` (``autograder.pipeline.sandbox.kernel_cpu``: the job's control group), before the
+   first call;
+2. ``training.build`` (e.g. ``manual_seed(0)``, then ``build_model()``), ``train(model, X, y)``,
+   ``model.eval()``;
+3. ``training.measure``: the score, recomputed here from the outputs the trained model returns
+   for the grader's inputs (an accuracy, a negative log-likelihood), and what the notebook's
+   cache records;
+4. reads ``cpu()`` after the last answer, so work moved out of ``train()`` into ``eval()`` or
+   the forward pass is counted; then writes the run into the notebook's cache
+   (``_submission``), so that its cells show the grader's figures and do not train again.
+
+What the kernel says about itself (its clock, its cached run) decides nothing. A run that
+cannot train or be measured is a ``Run`` with a ``failure``, never a crash; the grader's own
+failure (``autograder.blame``) is raised. A cell's verdict reads the ``Run``: ``trained`` and
+``within_budget`` here, its thresholds in the unit's module.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from autograder import blame
+from autograder.checks._calls import type_name
+from autograder.remote.channel import Channel, ChannelError
+from autograder.remote.errors import TimeLimitExceeded
+from autograder.remote.proxy import Remote, RemoteError, Session
+from autograder.sandbox import call
+from course.testing.failure import CheckFailure, expect, fail
+
+LIMIT_FACTOR = 3        # past LIMIT_FACTOR times its CPU budget a run is stopped (computing or waiting)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """For ``measure``: the trained model in the kernel, the grader's arrays (``arrays``, labels
+    included) and the handles of those sent to the kernel (``held``)."""
+
+    session: Session
+    model: Remote
+    arrays: dict[str, np.ndarray]
+    held: dict[str, Remote]
+
+    def outputs(self, name: str, shape: tuple[int, ...]) -> tuple[Remote, np.ndarray]:
+        """``model(<the grader's array name>)`` in the kernel: the kernel's result and its
+        values here, which must be an array of ``shape``."""
+        returned = call(f"model({name})", self.session.send, "held", "call", self.model,
+                        [self.held[name]], {})
+        values = self.session.value(returned)
+        expect(not isinstance(values, Remote), f"The trained model maps {name} to a "
+               f"{type_name(values)}, expected an array of shape {shape}.")
+        values = np.asarray(values)
+        expect(values.shape == shape, f"The trained model maps {name} to an array of shape "
+               f"{values.shape}, expected {shape}.")
+        return returned, values
+
+
+@dataclass(frozen=True)
+class Training:
+    """One unit's graded run.
+
+    ``names``: the kernel's functions and classes it uses (``train`` among them);
+    ``build(kernel)``: the untrained model, from those names (``call`` names what failed);
+    ``inputs()``: the grader's arrays by name, drawn once per run;
+    ``sent``: those the kernel gets (``X`` and ``y`` for ``train``, the inputs to measure on;
+    labels stay here);
+    ``measure(measured)``: the score and the record the notebook's cache gets;
+    ``budget``: the CPU seconds of the whole session the cells allow;
+    ``history_keys``: what the history ``train`` returns may hold (``train_loss`` required);
+    ``keyed_on``: the functions the notebook's cache is keyed on, as its ``graded_run()`` keys it;
+    ``faster``: how to train faster, said when the run is stopped.
+    """
+
+    names: tuple[str, ...]
+    build: Callable[[dict[str, Remote]], Remote]
+    inputs: Callable[[], dict[str, np.ndarray]]
+    sent: tuple[str, ...]
+    measure: Callable[[Measured], tuple[float, dict]]
+    budget: float
+    history_keys: frozenset[str]
+    keyed_on: tuple[str, ...]
+    faster: str
+
+    @property
+    def limit(self) -> float:
+        """The seconds (CPU or on the clock) after which the run is stopped."""
+        return LIMIT_FACTOR * self.budget
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the grader's run found: ``failure`` if it could not train and measure, and what is
+    wrong with the history train() returned (None: nothing)."""
+
+    failure: str | None = None
+    history_problem: str | None = None
+    seconds: float = math.nan       # the kernel's CPU time over the session
+    score: float = math.nan         # ``Training.measure``'s, on the grader's inputs
+    figures: dict = field(default_factory=dict)   # the record's numbers, for the messages
+
+
+def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
+               wall: float = math.inf) -> Run:
+    """The kernel's model trained by its ``train()``, from outside: the run. ``cpu()`` reads
+    the kernel's CPU seconds so far; the run waits ``wall`` seconds at most (less than its own
+    limit when the job's time runs out)."""
+    session = Session(channel, training.limit, min(training.limit + 10.0, wall))
+    try:
+        return _train(training, session, cpu)
+    except CheckFailure as failure:
+        return Run(failure=str(failure))
+    except TimeLimitExceeded:
+        return Run(failure=f"The grader's run was stopped after {training.limit:g} s (the "
+                           f"budget is {training.budget:g} s of CPU time): {training.faster}.")
+    except RemoteError as error:       # a name the notebook never defined
+        return Run(failure=f"Your notebook cannot be trained by the grader ({error.message}). "
+                           "Run every cell above this one; did a cell fail?")
+    except ChannelError as error:
+        return Run(failure=f"Your kernel did not answer the grader ({error}).")
+    except Exception as error:  # noqa: BLE001 - e.g. outputs of objects: a failed run, never a crash
+        fault = blame.fault(error, [session])
+        if fault is not None:   # the grader's own failure: no verdict at all
+            raise fault from error
+        return Run(failure=f"The grader could not evaluate your model ({type(error).__name__}: "
+                           f"{error}).")
+    finally:
+        session.release()
+
+
+def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Run:
+    kernel = {name: session.lookup(name) for name in training.names}
+    arrays = training.inputs()
+    held = {name: session.hold(arrays[name]) for name in training.sent}
+    start = cpu()
+    model = training.build(kernel)
+    history = call("train(model, X_train, y_train)", session.send, "held", "call",
+                   kernel["train"], [model, held["X"], held["y"]], {})
+    call("model.eval()", getattr(model, "eval", _missing))
+    score, record = training.measure(Measured(session, model, arrays, held))
+    problem = history_problem(session.value(history), training.history_keys)
+    seconds = cpu() - start
+    _remember(session, tuple(kernel[name] for name in training.keyed_on),
+              dict(model=model, history=history, seconds=seconds, **record))
+    return Run(history_problem=problem, seconds=seconds, score=score,
+               figures={k: v for k, v in record.items() if isinstance(v, (int, float, str))})
+
+
+def _missing():
+    fail("The model has no eval() method; build it from the framework's Module, which has one.")
+
+
+def history_problem(history, keys: frozenset[str]) -> str | None:
+    """What is wrong with the history train() returned, read while the kernel still answers
+    (its lists may be the kernel's objects); None if it is a dict of per-epoch lists with at
+    least one epoch under 'train_loss' and no key beyond ``keys``."""
+    if not isinstance(history, dict):
+        returned = type_name(history)
+    elif not set(history) <= keys:
+        returned = "a dict with the keys " + ", ".join(repr(key)[:30] for key in list(history)[:6])
+    elif not _epochs(history.get("train_loss")):
+        returned = "a history without a per-epoch list under 'train_loss'"
+    else:
+        return None
+    others = ", ".join(repr(key) for key in sorted(keys - {"train_loss"}))
+    return (f"train() returned {returned}; return its history, a dict of per-epoch lists: "
+            f"'train_loss' with at least one epoch and, if you record them, {others}.")
+
+
+def _epochs(values) -> int:
+    """The number of epochs in a per-epoch list (0 for anything without a length)."""
+    return len(values) if hasattr(values, "__len__") else 0
+
+
+def _remember(session: Session, functions: tuple[Remote, ...], run: dict) -> None:
+    """The run written into the notebook's ``_submission`` cache (as its ``graded_run()`` would
+    write it), so its cells show the grader's figures; a cache the student's code replaced
+    is left alone: the cells then train again in the kernel, and score nothing either way."""
+    try:
+        cache = session.send("held", "lookup", "_submission")
+        session.send("setitem", cache, "run", session.send("double", "namespace", run))
+        session.send("setitem", cache, "functions", functions)
+    except RemoteError:
+        pass
+
+
+def trained(run: Run) -> None:
+    """The run trained and was measured: else its failure."""
+    if run.failure is not None:
+        fail(run.failure)
+
+
+def within_budget(run: Run, budget: float, spent: str, faster: str) -> None:
+    """A history came back and the session kept to ``budget`` CPU seconds; ``spent`` names
+    what the session ran ("build_model(), train() and the predictions")."""
+    trained(run)
+    expect(run.history_problem is None, run.history_problem)
+    expect(run.seconds <= budget, f"{spent} used {run.seconds:.1f} s of CPU time in the "
+           f"grader's run, more than the budget of {budget:g} s: {faster}.")
