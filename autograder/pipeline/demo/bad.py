@@ -155,8 +155,10 @@ CASES = (
     BadCase("prints-50mb", "50 MB on one line, then 200,000 short lines",
             edited(linear=lambda s: s + "\n\nprint('x' * 50_000_000)\nfor _ in range(200_000):\n"
                    "    print('spam')\n")),
-    BadCase("memory-hog", "allocates 64 GiB, 1 GiB at a time, after defining Linear",
-            edited(linear=lambda s: s + "\n\nhog = [bytearray(1 << 30) for _ in range(64)]\n")),
+    # np.empty asks for the address space without writing it: the kernel's limit refuses it at
+    # once (a bytearray of zeros wrote 3 GiB first, 20 s on a loaded machine: the cell's limit)
+    BadCase("memory-hog", "asks for 64 GiB, 1 GiB at a time, after defining Linear",
+            edited(linear=lambda s: s + "\n\nhog = [np.empty(1 << 30, dtype=np.uint8) for _ in range(64)]\n")),
     BadCase("writes-outside", "deletes the gradebook and source/, writes to /tmp, runs rm -rf", _attack),
     BadCase("empty-folder", "a submission folder without a notebook", _empty, "all"),
     BadCase("extra-notebooks", "the notebook plus a copy of the release and an empty notebook", _extra),
