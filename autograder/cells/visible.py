@@ -5,8 +5,9 @@ Such a cell (unit 11's ``grade-budget`` and ``grade-accuracy``, unit 14's
 kernel and its printed output reaches the graded notebook and the feedback. Its score does not come from that run. Before the cell runs, the
 grader runs the check of ``VERDICTS`` from outside (once per notebook: the run is shared by
 the cells), and the cell's outputs are the kernel's text and pictures followed by the
-verdict: nothing when it passes, a ``CheckFailure`` error when it fails, the grader's fault
-(``hidden.fault_output``) when the grader's side failed. What the kernel
+verdict: nothing when it passes (or, when the verdict returns a reason to look at the run, a
+line for the instructor's review, the score unchanged), a ``CheckFailure`` error when it
+fails, the grader's fault (``hidden.fault_output``) when the grader's side failed. What the kernel
 raised or returned is dropped, as is what it wrote on stderr: nbgrader scores a cell from
 errors, stderr and a numeric result, and all three are the student's process to forge.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Callable
 
 from nbformat import NotebookNode
+from nbformat.v4 import new_output
 
 from autograder.checks import capstone, language_training
 from autograder.remote.channel import Channel
@@ -24,13 +26,16 @@ from course.testing.failure import CheckFailure
 
 # The CPU seconds the kernel has used so far, read from outside it (kernel_cpu.KernelCPU)
 CPU = Callable[[], float]
-# grade id -> (the grader's run of the notebook, the verdict of this cell on that run)
-VERDICTS: dict[str, tuple[Callable[[Channel, CPU, float], object], Callable[[object], None]]] = {
+# grade id -> (the grader's run of the notebook, the verdict of this cell on that run: raises
+# CheckFailure, or returns None or a reason for an instructor to review a run that passed)
+VERDICTS: dict[str, tuple[Callable[[Channel, CPU, float], object],
+                          Callable[[object], str | None]]] = {
     "grade-budget": (capstone.graded_run, capstone.budget),
     "grade-accuracy": (capstone.graded_run, capstone.accuracy),
     "grade-language-model": (language_training.graded_run, language_training.language_model),
 }
 KEPT = {"stream", "display_data"}
+REVIEW = "Flagged for an instructor's review (the score stands): {}\n"
 
 
 class Verdicts:
@@ -42,8 +47,8 @@ class Verdicts:
         self.runs: dict[Callable, object] = {}
 
     def judge(self, channel: Channel, grade_id: str, wall: float) -> list[NotebookNode]:
-        """The outputs the grader adds to cell ``grade_id``: none if it passes, one error if it
-        fails, or the grader's fault (the run or the verdict failed on the grader's side). A run
+        """The outputs the grader adds to cell ``grade_id``: none if it passes (the review line
+        if its verdict gives a reason to look), one error if it fails, or the grader's fault (the run or the verdict failed on the grader's side). A run
         not done yet waits ``wall`` seconds at most."""
         run_of, verdict = VERDICTS[grade_id]
         if run_of not in self.runs:
@@ -55,12 +60,12 @@ class Verdicts:
         if isinstance(run, GraderFault):
             return [fault_output(str(run))]
         try:
-            verdict(run)
+            review = verdict(run)
         except CheckFailure as failure:
             return [failure_output(str(failure))]
         except Exception as error:  # noqa: BLE001 - a verdict reads the grader's own run
             return [fault_output(f"{type(error).__name__}: {error}")]
-        return []
+        return [new_output("stream", name="stdout", text=REVIEW.format(review))] if review else []
 
 
 def scored(kernel_outputs: list[NotebookNode], verdict: list[NotebookNode]) -> list[NotebookNode]:

