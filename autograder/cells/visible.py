@@ -68,6 +68,13 @@ class Verdicts:
         return [new_output("stream", name="stdout", text=REVIEW.format(review))] if review else []
 
 
+def reviewed(outputs: list[NotebookNode]) -> str | None:
+    """The reason for review among the outputs the grader made for a cell, if there is one."""
+    prefix = REVIEW.format("")[:-1]
+    return next((o.text[len(prefix):].strip() for o in outputs
+                 if o.get("output_type") == "stream" and o.get("text", "").startswith(prefix)), None)
+
+
 def scored(kernel_outputs: list[NotebookNode], verdict: list[NotebookNode]) -> list[NotebookNode]:
     """The kernel's text and pictures (its stderr shown as ordinary text), then the verdict."""
     kept = [output for output in kernel_outputs if output.output_type in KEPT]

@@ -10,6 +10,11 @@ The grading executor marks such a cell in the graded notebook (``mark``: metadat
 grader's, cleared from every cell before the notebook runs, so no submission brings its own)
 and the job reads the marks back (``marked``) into its ``Outcome``; its record
 (``.grading.json``) keeps them (``to_record``) for the next run and the class report.
+
+A cell may also be marked for review with its score kept (``mark_review``, read back by
+``reviews``): a graded run whose figures the grader finds implausible (unit 14's language
+model far better on the held-out names than training on the course's names makes it). The
+run's summary lists those cells, as it lists copied ones.
 """
 from __future__ import annotations
 
@@ -48,15 +53,29 @@ def mark(cell: dict, flag: Flag, reason: str) -> None:
     cell["metadata"][KEY] = {"flag": flag.value, "reason": reason}
 
 
+def mark_review(cell: dict, reason: str) -> None:
+    """Mark ``cell`` for an instructor's review; its score stands."""
+    cell["metadata"][KEY] = {"review": reason}
+
+
 def marked(cells: Iterable[dict]) -> dict[str, Unscored]:
     """The marked grade cells of a graded notebook (its JSON cells), by grade id."""
     found = {}
     for cell in cells:
         metadata = cell.get("metadata", {})
         nbgrader, note = metadata.get("nbgrader", {}), metadata.get(KEY)
-        if cell.get("cell_type") == "code" and nbgrader.get("grade") and isinstance(note, dict):
+        if cell.get("cell_type") == "code" and nbgrader.get("grade") and isinstance(note, dict) \
+                and "flag" in note:
             found[nbgrader.get("grade_id")] = Unscored(Flag(note["flag"]), str(note["reason"]))
     return found
+
+
+def reviews(cells: Iterable[dict]) -> dict[str, str]:
+    """The grade cells of a graded notebook marked for review, scores kept: grade id: why."""
+    return {cell["metadata"]["nbgrader"]["grade_id"]: str(cell["metadata"][KEY]["review"])
+            for cell in cells if cell.get("cell_type") == "code"
+            and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+            and "review" in (cell["metadata"].get(KEY) or {})}
 
 
 def grade_cells(cells: Iterable[dict]) -> list[str]:

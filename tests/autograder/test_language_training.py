@@ -175,13 +175,3 @@ def test_the_grader_samples_the_splits_as_the_notebook_does():
                                              [0, samples["y"][0], samples["y"][1]],
                                              [samples["y"][0], samples["y"][1], samples["y"][2]]])
 
-
-def test_the_review_reaches_the_graded_cell_as_a_line_beside_its_points(monkeypatch):
-    """The grader's verdict adds one line on stdout (no error: the points stand)."""
-    flagged = Run(seconds=1.0, score=1.8, figures={"val_nll": 2.05})
-    monkeypatch.setitem(visible.VERDICTS, "grade-language-model",
-                        (lambda channel, cpu, wall: flagged, lm.language_model))
-    outputs = visible.Verdicts(lambda: 0.0).judge(None, "grade-language-model", 60.0)
-    assert [(o.output_type, o.name) for o in outputs] == [("stream", "stdout")]
-    assert outputs[0].text.startswith("Flagged for an instructor's review (the score stands): "
-                                      "the NLL on the held-out names, 1.800, is below 1.95")

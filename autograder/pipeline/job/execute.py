@@ -23,7 +23,8 @@ that did not finish scores zero and the job can say why. Unit 11's graded run re
 kernel's CPU time from outside it: its job's control group (``job_cgroup``), or where it has
 none, its processes in ``/proc`` (``autograder.pipeline.sandbox.kernel_cpu``).
 A graded cell whose check failed on the grader's side is marked for the job
-(``autograder.pipeline.flags``), which leaves it without a score.
+(``autograder.pipeline.flags``), which leaves it without a score; one whose verdict asks for
+a review is marked so, its score kept.
 """
 from __future__ import annotations
 
@@ -234,6 +235,9 @@ class Execute(NbgraderExecute):
             cell = await self._in_kernel(cell, cell_index, execution_count, store_history)
             cell.outputs = visible.scored(cell.outputs, verdict)
             _flag(cell, verdict)
+            review = visible.reviewed(verdict)
+            if review is not None:
+                flags.mark_review(cell, review)
             return cell
         if call is None:
             return await self._in_kernel(cell, cell_index, execution_count, store_history)

@@ -125,6 +125,7 @@ class Result:
     seconds: float = 0.0
     files: dict[str, bytes] = field(default_factory=dict)   # for autograded/<student>/<assignment>/
     worker: str = ""
+    reviews: dict[str, str] = field(default_factory=dict)   # grade id: why, the score kept (flags)
 
 
 class MismatchError(RuntimeError):
@@ -254,7 +255,7 @@ def record(job: Job, result: Result, seconds: float, sandbox: bool) -> bytes:
     the cells left without a score, for the class report)."""
     return json.dumps({
         "digest": job.digest, "status": result.status, "notes": result.notes, "sandbox": sandbox,
-        "unscored": flags.to_record(result.outcome.unscored),
+        "unscored": flags.to_record(result.outcome.unscored), "reviews": result.reviews,
         "seconds": round(seconds, 1), "graded_at": datetime.now(timezone.utc).isoformat(),
     }, indent=1).encode()
 
@@ -394,4 +395,5 @@ def _read_graded(path: Path, notes: list[str], result: Result) -> dict[str, flag
         notes.append(f"Stopped at the job's time budget: the cells from {budget_cells[0]} on "
                      "did not finish and score zero; what finished before was graded. An "
                      "instructor will look at this submission.")
+    result.reviews.update(flags.reviews(cells))
     return flags.marked(cells)

@@ -56,6 +56,7 @@ class Summary:
     stalled: str = ""           # why the run stopped waiting for workers (the rest left)
     newcomers: list[str] = field(default_factory=list)
     copies: list[str] = field(default_factory=list)     # "student/unit (cell)", for review
+    reviews: list[str] = field(default_factory=list)    # "student/unit (cell): why", scores kept
     refused: list[str] = field(default_factory=list)
 
     @property
@@ -97,6 +98,9 @@ class Summary:
             text += (f"; {len(self.copies)} solution cell(s) copy the reference, for review "
                      f"(scores unchanged; the class report lists them): "
                      f"{', '.join(self.copies[:5])}{more}")
+        if self.reviews:
+            text += (f"; {len(self.reviews)} graded cell(s) for review (scores unchanged): "
+                     + "; ".join(self.reviews))
         if self.refused:
             text += (f"; REFUSED {len(self.refused)} submission(s) with unsafe names (not graded, "
                      f"not added to the gradebook): {'; '.join(self.refused)}")
@@ -272,6 +276,8 @@ def _merge_all(course: Course, executor: Executor, jobs: Iterator[Job], total: i
                 student, assignment = result.outcome.student, result.outcome.assignment
                 gradebook.merge(gb, result.outcome)
                 summary.copies += _copies(course, result)
+                summary.reviews += [f"{student}/{assignment} ({cell}): {why}"
+                                    for cell, why in result.reviews.items()]
                 if assignment not in trusted:
                     trusted[assignment] = inert.instructor_sources(course.release(assignment))
                 _install(result.files, course.autograded(student, assignment), trusted[assignment])
