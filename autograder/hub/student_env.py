@@ -1,5 +1,6 @@
 """The environment student servers run from: the student bundle's, plus JupyterHub's
-single-user server, and nothing of the instructor's (no ``minitorch_ref``, no ``autograder``).
+single-user server, and nothing of the instructor's (no ``minitorch_ref``, no ``autograder``, no
+``names``: its lists hold the grader's held-out names).
 
 ``python -m autograder.hub.student_env VENV`` (``make hub`` runs it) builds the student
 bundle (``autograder.pipeline.term.bundle``) and installs its ``requirements.txt`` into a new
@@ -25,7 +26,9 @@ from autograder.pipeline.term.bundle import build as build_bundle
 from autograder.pipeline.course import REPO
 
 STAMP = ".student-bundle.sha256"
-FORBIDDEN_MODULES = ("minitorch_ref", "autograder")
+# the reference, the grader, and the `names` package, whose lists hold the grader's held-out
+# names (autograder.held_out)
+FORBIDDEN_MODULES = ("minitorch_ref", "autograder", "names")
 
 
 def wheelhouse() -> Path:
@@ -89,7 +92,7 @@ def _install(python: Path, bundle: Path) -> None:
 
 
 def _audit(venv: Path) -> None:
-    """Refuse an environment where the reference or the autograder imports."""
+    """Refuse an environment where the reference, the autograder or the held-out names import."""
     probe = "import importlib.util, sys; print([m for m in sys.argv[1:] if importlib.util.find_spec(m)])"
     found = subprocess.run([str(venv / "bin" / "python"), "-c", probe, *FORBIDDEN_MODULES],
                            cwd="/", capture_output=True, text=True, check=True,

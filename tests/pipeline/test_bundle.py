@@ -98,7 +98,7 @@ def test_bundle_installs_alone_and_runs_every_notebook_to_its_first_stub(student
     nothing of the instructor's importable) up to a stub's NotImplementedError, and Validate,
     run as JupyterLab's button runs it, reports every cell and a stub first."""
     print(f"\nfresh venv with the student requirements: {student_env.seconds:.0f} s")
-    for package in ("minitorch_ref", "autograder"):
+    for package in ("minitorch_ref", "autograder", "names"):     # names: the held-out names
         done = subprocess.run([str(student_env.python), "-c", f"import {package}"],
                               cwd=student_env.venv.parent, env=student_env.env,
                               capture_output=True, text=True)
