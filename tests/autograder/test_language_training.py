@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from autograder.audit_remote import agent_kernel
-from autograder.held_out import held_out_names
 from autograder.cells import hidden, visible
 from autograder.checks import language_training as lm
 from autograder.checks.graded_training import Run
 from autograder.notebooks.units import units
+from autograder.pipeline.demo import carried
 from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
 from course.testing.failure import CheckFailure
 
@@ -28,9 +28,7 @@ UP_TO_RUN = CELLS[:next(i for i, cell in enumerate(CELLS) if cell.get("id") == "
 TRAIN_CELL = "train-language-model"
 ON_VALIDATION = ("TensorDataset(X, y)", "TensorDataset(X_val, y_val)")
 ONE_EPOCH = ("for epoch in range(10):", "for epoch in range(1):")
-# A submission that carries the public held-out names and trains on them too
-CARRIED = ("TensorDataset(X, y)", "TensorDataset(*(np.concatenate(pair) for pair in zip((X, y), "
-           f"context_windows({held_out_names()!r}, CharTokenizer(train_words), 3))))")
+CARRIED = carried.edit()    # a submission that carries the public held-out names, trains on them
 
 
 def notebook_code(*edits: tuple[str, str]) -> str:

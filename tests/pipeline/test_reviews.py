@@ -65,3 +65,4 @@ def test_the_record_keeps_them():
     result = Result(gradebook.Outcome("alice", "14_language"), reviews={"grade-language-model": "why"})
     job = Job("alice", "14_language", {}, {}, "digest")
     assert json.loads(record(job, result, 1.0, True))["reviews"] == {"grade-language-model": "why"}
+

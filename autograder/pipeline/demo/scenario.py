@@ -4,7 +4,8 @@
 generates every unit there (a unit that fails to generate, e.g. one still being
 written, is left out with a message). ``make_class`` lists the students: one hands
 in the reference solutions, one the untouched release notebooks, one per
-catalogued bug (``mutations``) and one per bad submission (``bad``); ``submit``
+catalogued bug (``mutations``), one per bad submission (``bad``) and one who carries unit
+14's held-out names (``carried``: full marks, listed for review); ``submit``
 writes their folders; ``expected_lost`` says which grade cells each must lose.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from autograder.notebooks.sync import SyncError, sync
 from autograder.notebooks.units import ROOT, Unit, normalise, read, units, write
 from autograder.pipeline.job import runner
 from autograder.pipeline.course import tool_env
-from autograder.pipeline.demo import bad
+from autograder.pipeline.demo import bad, carried
 from autograder.pipeline.demo.mutations import MUTATIONS, MutationError
 
 TIMESTAMP = "2026-01-05 09:00:00.000000 UTC"
@@ -38,6 +39,7 @@ class Student:
     story: str
     builders: dict[str, Builder] = field(default_factory=dict)      # unit: builder
     loses: dict[str, object] = field(default_factory=dict)          # unit: "none"|"hidden"|"all"|set
+    reviewed: set[str] = field(default_factory=set)     # units whose graded run is listed for review
 
 
 def make_course(root: Path, names: list[str] | None = None, source: Path = ROOT) -> list[str]:
@@ -113,6 +115,10 @@ def make_class(root: Path, made: list[str], with_bad: bool = True,
             students.append(Student(case.student, case.story,
                                     {case.unit: (lambda folder, c=case: c.build(ctx, folder))},
                                     {case.unit: case.loses}))
+    if with_bad and carried.UNIT in made:
+        students.append(Student(carried.STUDENT, carried.STORY,
+                                {carried.UNIT: carried.builder(Unit(carried.UNIT, root).source)},
+                                {carried.UNIT: "none"}, {carried.UNIT}))
     return students
 
 
