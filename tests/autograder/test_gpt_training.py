@@ -193,6 +193,16 @@ def test_the_nll_counts_every_character_but_not_the_padding():
     assert gpt.sequence_nll(logits, targets) == pytest.approx(np.log(4))
 
 
+def test_a_namer_that_knows_the_validation_names_far_better_was_trained_on_them():
+    run = Run(seconds=10.0, score=2.31, figures={"val_nll": 1.95, "graded_on": "the 516 test names"})
+    with pytest.raises(CheckFailure, match=r"NLL on the 516 test names is 2\.310; these points "
+                                           r"need at most 2\.15\. Likely mistake: its NLL on "
+                                           r"the validation names is 1\.950"):
+        gpt.gpt_namer_run(run)
+    with pytest.raises(CheckFailure, match="Train longer .* skips the padding"):
+        gpt.gpt_namer_run(Run(seconds=10.0, score=2.31, figures={"val_nll": 2.25}))
+
+
 @pytest.mark.parametrize("verdict", [gpt.gpt_sorter_run, gpt.gpt_namer_run])
 @pytest.mark.parametrize("figures, message", [
     (Run(history_problem="train() returned list; return its history", seconds=1.0, score=0.99),
