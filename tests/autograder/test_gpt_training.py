@@ -1,7 +1,7 @@
 """Unit 16's graded runs (``autograder.checks.gpt_training`` on ``graded_training``): a real
 kernel defines ``build_sorter``/``train_sorter`` and ``build_namer``/``train_namer`` from
-minitorch_ref's GPT, as the notebook's solution cells will (the recipe of
-/work/notes/u16-recipe.md), with a classic mistake typed in where a test says so; the grader
+minitorch_ref's GPT and the notebook's recipe (``minitorch_ref.models.recipes``), with a
+classic mistake typed in where a test says so; the grader
 trains, decodes and measures from outside, its time the kernel's CPU time read in /proc."""
 from __future__ import annotations
 
@@ -21,57 +21,29 @@ from course.testing.failure import CheckFailure
 
 STUDENT_CODE = '''
 import os
-import numpy as np
 from threadpoolctl import threadpool_limits
 from minitorch_ref import manual_seed
-from minitorch_ref.models.gpt import GPT, GPTConfig
-from minitorch_ref.nn import CrossEntropyLoss
-from minitorch_ref.nn.utils.clip_grad import clip_grad_norm_
-from minitorch_ref.optim import AdamW, weight_decay_groups
-from minitorch_ref.optim.lr_scheduler import WarmupCosineLR
+from minitorch_ref.models.recipes import (NAMER, NAMER_STEPS, SORTER, SORTER_STEPS, build,
+                                          train_gpt)
 
 threadpool_limits(1)     # one BLAS thread, as in grading
 _sorter_run, _namer_run = {}, {}
 
 
 def build_sorter():
-    return GPT(GPTConfig(vocab_size=10, block_size=11, n_layer=2, n_head=4, n_embd=48),
-               dtype=np.float32)
+    return build(SORTER)
 
 
 def build_namer():
-    return GPT(GPTConfig(vocab_size=27, block_size=16, n_layer=2, n_head=4, n_embd=64),
-               dtype=np.float32)
-
-
-def train_gpt(model, X, Y, steps, batch_size, lr=3e-3, warmup=50):
-    optimizer = AdamW(weight_decay_groups(model, 0.1), lr=lr, betas=(0.9, 0.99))
-    scheduler = WarmupCosineLR(optimizer, warmup_steps=warmup, total_steps=steps)
-    criterion = CrossEntropyLoss()
-    rng = np.random.default_rng(0)
-    history, losses = {"train_loss": []}, []
-    model.train()
-    for step in range(steps):
-        rows = rng.integers(0, len(X), batch_size)
-        loss = criterion(model(X[rows]), Y[rows])
-        optimizer.zero_grad()
-        model.backward(criterion.backward())
-        clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        losses.append(loss)
-        if (step + 1) % 100 == 0 or step + 1 == steps:
-            history["train_loss"].append(float(np.mean(losses)))
-            losses = []
-    return history
+    return build(NAMER)
 
 
 def train_sorter(model, X, Y):
-    return train_gpt(model, X, Y, steps=300, batch_size=64)
+    return train_gpt(model, X, Y, **SORTER_STEPS)
 
 
 def train_namer(model, X, Y):
-    return train_gpt(model, X, Y, steps=1500, batch_size=32, warmup=100)
+    return train_gpt(model, X, Y, **NAMER_STEPS)
 '''
 # Every block attends to the whole sequence: in training each position reads the next token
 NO_CAUSAL_MASK = '''
