@@ -95,21 +95,23 @@ def _build(name: str) -> Callable[[dict], object]:
     return build
 
 
-def greedy_answers(run: Measured, problems: np.ndarray) -> np.ndarray:
-    """The model's answers ``(N, 6)``: six calls, each appending the argmax of its last logits."""
+def exact_match(logits_of: Callable[[np.ndarray, str], np.ndarray], problems: np.ndarray) -> float:
+    """The share of ``problems`` ``(N, 6)`` sorted exactly by greedy decoding: six calls
+    ``logits_of(idx, what)`` (logits ``(N, T, 10)`` for the tokens so far, ``what`` naming
+    them), each appending the argmax of the last position's logits."""
     idx = problems
     for step in range(PROBLEM_LENGTH):
-        what = f"the grader's problems with {step} answer{'s' * (step != 1)} so far"
-        logits = run.output_of(what, idx, (*idx.shape, DIGITS))
+        logits = logits_of(idx, f"the grader's problems with {step} answer{'s' * (step != 1)} "
+                                "so far")
         idx = np.concatenate([idx, logits[:, -1].argmax(axis=1)[:, None]], axis=1)
-    return idx[:, PROBLEM_LENGTH:]
+    return float(np.mean(np.all(idx[:, PROBLEM_LENGTH:] == np.sort(problems, axis=1), axis=1)))
 
 
 def _measure_sorter(run: Measured) -> tuple[float, dict]:
     """The exact match of the greedy answers, and the teacher-forced token accuracy."""
     problems = run.arrays["problems"]
-    exact = float(np.mean(np.all(greedy_answers(run, problems) == np.sort(problems, axis=1),
-                                 axis=1)))
+    exact = exact_match(lambda idx, what: run.output_of(what, idx, (*idx.shape, DIGITS)),
+                        problems)
     X, Y = sort_examples(problems)
     logits = run.output_of("the grader's problems with their answers", X, (*X.shape, DIGITS))
     counted = Y != IGNORE_INDEX
