@@ -52,7 +52,8 @@ import numpy as np
 
 from autograder.checks import graded_training
 from autograder.checks.graded_training import Measured, Run, Training
-from autograder.checks.language_training import _tokenizer, below_threshold, mean_nll, vocab_size
+from autograder.checks.language_training import (below_threshold, mean_nll, names_tokenizer,
+                                               vocab_size)
 from autograder.remote.channel import Channel
 from autograder.sandbox import call
 from course.datasets import load_names, sorting_problems
@@ -129,7 +130,8 @@ def _namer_inputs() -> dict[str, np.ndarray]:
     arrays = {}
     for words, suffix in ((load_names().train, ""), (load_names().val, "_val"),
                           (held_out_words(), "_test")):
-        arrays["X" + suffix], arrays["y" + suffix] = name_sequences(words, _tokenizer(), BLOCK_SIZE)
+        X, Y = name_sequences(words, names_tokenizer(), BLOCK_SIZE)
+        arrays["X" + suffix], arrays["y" + suffix] = X, Y
     return arrays
 
 
