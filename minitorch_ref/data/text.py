@@ -88,9 +88,7 @@ def context_windows(words: Iterable[str], tokenizer: CharTokenizer,
         ``X`` of shape ``(N, block_size)`` and ``y`` of shape ``(N,)``, int64, with
         ``N = sum(len(word) + 1)``.
     """
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
-            or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    check_block_size(block_size)
     contexts, targets = [], []
     pad = np.full(block_size, tokenizer.boundary_index, dtype=np.int64)
     for word in words:
@@ -102,3 +100,10 @@ def context_windows(words: Iterable[str], tokenizer: CharTokenizer,
     if not contexts:
         return np.empty((0, block_size), dtype=np.int64), np.empty(0, dtype=np.int64)
     return np.concatenate(contexts), np.concatenate(targets)
+
+
+def check_block_size(block_size: object) -> None:
+    """ValueError unless ``block_size`` is a positive integer."""
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
+            or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")

@@ -23,22 +23,21 @@ def normal_cdf(x: np.ndarray) -> np.ndarray:
     """:math:`\\Phi(x)`, elementwise, in ``x``'s dtype."""
     if x.dtype != np.float32:
         return special.ndtr(x)
-    one = np.float32
     z = np.abs(x)
-    z *= one(1 / math.sqrt(2))                   # Phi(x) = erfc(-x / sqrt 2) / 2
-    t = z * one(0.5)
-    t += one(1)
+    z *= np.float32(1 / math.sqrt(2))                   # Phi(x) = erfc(-x / sqrt 2) / 2
+    t = z * np.float32(0.5)
+    t += np.float32(1)
     np.reciprocal(t, out=t)
-    p = t * one(_ERFC_FIT[-1])
+    p = t * np.float32(_ERFC_FIT[-1])
     for coefficient in _ERFC_FIT[-2:0:-1]:       # Horner, in place
-        p += one(coefficient)
+        p += np.float32(coefficient)
         p *= t
-    p += one(_ERFC_FIT[0])
+    p += np.float32(_ERFC_FIT[0])
     p -= np.square(z, out=z)
     np.exp(p, out=p)
     p *= t                                       # erfc(|x| / sqrt 2) = 2 Phi(-|x|)
-    p *= one(-0.5)
-    p += one(0.5)                                # 1/2 - Phi(-|x|), given x's sign below
+    p *= np.float32(-0.5)
+    p += np.float32(0.5)                                # 1/2 - Phi(-|x|), given x's sign below
     np.copysign(p, x, out=p)
-    p += one(0.5)
+    p += np.float32(0.5)
     return p
