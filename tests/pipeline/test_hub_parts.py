@@ -2,6 +2,7 @@
 command line, the exchange's folders and the users' origins (``autograder/hub/``)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -126,7 +127,8 @@ def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
                                             "--clear-groups", "--inh-caps=-all",
                                             "--bounding-set=-all", "--no-new-privs", "--"]
     assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
-    assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
+    assert "--share-net" not in args and "--unshare-net" not in args   # the instructor's: loopback
+    assert "--unshare-net" in sandbox.command(dataclasses.replace(view, own_network=True))
 
 
 INSTRUCTOR, ADA = Account("jupyter-instructor", "instructor", 4242, 4242), Account("jupyter-ada", "ada", 4343, 4343)
