@@ -8,8 +8,9 @@ with the limits, emptied of anything a previous hub left (``cgroups``), and the 
 (``make_preexec_fn``), so that everything it starts is counted and limited there. Her sandbox
 has a network namespace of its own: her server listens on a Unix socket in the folder
 ``<state>/sandboxes/<user>/run`` (root's, mode 1777, shown in her sandbox only, at
-``sandbox.RUN``), which the proxy routes to (``http+unix://``), and reaches the hub's API
-through the hub's socket there (``relay``), from her server's start to its stop. When the
+``sandbox.RUN``), which the proxy routes to (``http+unix://``) through a pin of root's
+(``server_socket``), and reaches the hub's API through the hub's socket there (``relay``),
+from her server's start to its stop. When the
 server stops (JupyterHub's stop, the idle culler, a hub that shuts down), every process left
 in the groups is killed and the home unmounted.
 
@@ -25,6 +26,7 @@ import asyncio
 import os
 import shutil
 import signal
+import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -32,7 +34,7 @@ from jupyter_server import DEFAULT_JUPYTER_SERVER_PORT
 from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Any, Unicode
 
-from autograder.hub import accounts, exchange, homes, relay, sandbox
+from autograder.hub import accounts, exchange, homes, relay, sandbox, server_socket
 from autograder.pipeline.sandbox.cgroups import Cgroup, group
 from autograder.pipeline.sandbox.limits import Limits
 from autograder.hub.student_env import interpreter
@@ -126,10 +128,25 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         self.hub_relay = relay.Relay(self.run_folder / HUB_SOCKET, self.user.name, self.hub.api_url)
         await self.hub_relay.start()
         await super().start()
+        await self._pin_server_socket(view.account.uid)
         # JupyterHub keeps a port with every server's address, which the proxy would take for
         # part of the socket's path: the address the hub and the proxy connect to has none.
-        self.server.connect_url = unix_url(self.run_folder / SERVER_SOCKET)
+        self.server.connect_url = unix_url(self.pinned_socket)
         return self.server.connect_url
+
+    @property
+    def pinned_socket(self) -> Path:
+        """Root's file beside her run folder, where her server's socket is pinned."""
+        return self.run_folder.parent / SERVER_SOCKET
+
+    async def _pin_server_socket(self, uid: int) -> None:
+        """Wait for her server's socket, then pin it (``server_socket``): the proxy's way in."""
+        made, deadline = self.run_folder / SERVER_SOCKET, time.monotonic() + self.http_timeout
+        while not server_socket.made(made):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.user.name}'s server made no socket at {made}")
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(server_socket.pin, made, self.pinned_socket, uid)
 
     def get_args(self) -> list[str]:
         """A student's server listens on its socket in ``sandbox.RUN``, not on a port."""
@@ -211,4 +228,5 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         if left:
             self.log.error("Processes %s of %s would not die", sorted(left), self.user.name)
         self.cgroup.remove()
+        homes.unmount(self.pinned_socket)
         homes.unmount(self.home)

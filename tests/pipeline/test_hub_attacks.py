@@ -215,6 +215,18 @@ def test_from_her_kernel_nothing_of_anyone_else_listens(hub, alice, bob, instruc
     assert sum(found.address.endswith(f"/{SERVER_SOCKET}") for found in others) >= 3   # Bob's, the paths
 
 
+def test_a_link_in_place_of_her_servers_socket_leads_the_proxy_nowhere_else(hub, alice, bob):
+    """Her server's socket is in a folder she may write: she puts a symbolic link to the
+    socket the proxy reaches Bob's server at in its place. The proxy connects to the pin of
+    her server's own socket (``autograder/hub/server_socket.py``): it reaches her server still."""
+    bobs = hub.state / "sandboxes" / "bob" / SERVER_SOCKET
+    alice.probe(f"import os\npath = '{sandbox.RUN}/{SERVER_SOCKET}'\n"
+                f"os.symlink('{bobs}', path + '.link')\nos.replace(path + '.link', path)\nresult = 0")
+    assert os.readlink(hub.state / "sandboxes" / "alice" / "run" / SERVER_SOCKET) == str(bobs)
+    me = alice.api("GET", "me")
+    assert me.status_code == 200 and me.json()["identity"]["username"] == "alice", me.text[:300]
+
+
 # Her kernel opens many connections and holds them: to the proxy's port (no such port in her
 # network) and to the hub's API through her relay, which keeps at most relay.CONNECTIONS.
 FLOOD = """import resource, socket, os
