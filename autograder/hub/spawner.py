@@ -40,11 +40,11 @@ from autograder.pipeline.sandbox.limits import Limits
 from autograder.hub.student_env import interpreter
 
 KEPT = ("LANG", "LC_ALL", "JPY_API_TOKEN")
+SERVER_SOCKET, HUB_SOCKET = "server.sock", "hub.sock"     # in a student's sandbox.RUN
 # JupyterHub's single-user server, as its ``jupyterhub-singleuser`` script starts it, without
 # jsonschema's optional IRI checker: importing it builds dozens of parsers, 1.6 s of CPU of the
 # 3.5 s a server takes to start (autograder/__init__.py says why no Jupyter schema needs it).
 # ``-P``: the server's folder (a student's home, the course) is not put on its import path.
-SERVER_SOCKET, HUB_SOCKET = "server.sock", "hub.sock"     # in a student's sandbox.RUN
 SINGLEUSER = ("import sys; sys.modules['rfc3987_syntax'] = None; "
               "from jupyterhub.singleuser import main; sys.exit(main())")
 
@@ -120,8 +120,10 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         view = await asyncio.to_thread(self._prepare if self.is_student else self._prepare_instructor)
         self.cmd = sandbox.command(view) + server_command(view.environment / "bin" / "python")
         self.notebook_dir = view.inside_home if self.is_student else self.course
-        if not self.is_student:
-            return await super().start()
+        return await (self._start_student(view) if self.is_student else super().start())
+
+    async def _start_student(self, view: sandbox.View) -> str:
+        """Her relay to the hub's API, her server, then the pin of its socket: its address."""
         # Jupyter Server takes a socket only with its default port, which has no use in her
         # network namespace: the address the hub gives the server (JUPYTERHUB_SERVICE_URL).
         self.port = DEFAULT_JUPYTER_SERVER_PORT
