@@ -37,15 +37,6 @@ UNGRADED = {
     "sequential_state_dict_buffers": "Sequential.named_parameters()",
     "fit_history": "fit, with stand-ins",
     "fit_callbacks": "",      # fit and the optimizer's rate, with the grader's stand-ins
-    # Unit 13's one-mistake-one-cell excuses (issue 48) still ask the kernel again, each left
-    # for its own fix (issue 47, item 3): the student's im2col or col2im run again when the
-    # layer's forward or dL/dx failed, the stride-1 and unpadded base layers the stride and
-    # padding cells are judged against, and the backward a forward check reads the layout from.
-    "conv2d_forward": ("im2col", "Conv2d.backward"),
-    "conv2d_backward_input": "col2im",
-    "conv2d_stride": "Conv2d(",
-    "conv2d_padding": "Conv2d(",
-    "maxpool2d_forward": "MaxPool2d.backward",
     # Unit 14's sampler is judged on the student's own distribution, the reference's where
     # theirs fails: the same kind of excuse, for the same fix.
     "sample_draws": "next_token_probabilities",
