@@ -37,9 +37,6 @@ UNGRADED = {
     "sequential_state_dict_buffers": "Sequential.named_parameters()",
     "fit_history": "fit, with stand-ins",
     "fit_callbacks": "",      # fit and the optimizer's rate, with the grader's stand-ins
-    # Unit 14's sampler is judged on the student's own distribution, the reference's where
-    # theirs fails: the same kind of excuse, for the same fix.
-    "sample_draws": "next_token_probabilities",
 }
 
 
