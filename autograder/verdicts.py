@@ -48,6 +48,14 @@ def failed(graded: object, check: str) -> bool:
         return False
 
 
+def passed(graded: object, check: str) -> bool:
+    """Whether ``check`` has graded ``graded`` (its submission) and passed."""
+    try:
+        return _FOUND.get(_subject(graded), {}).get(check) is True
+    except TypeError:
+        return False
+
+
 def keep(graded: object, check: str, key: object, value: object) -> None:
     """What ``graded`` returned to ``check`` on the input ``key`` names (a value of the
     grader's own, converted from the kernel's answer), for a later cell's excuse."""
