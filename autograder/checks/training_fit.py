@@ -116,6 +116,11 @@ def _stood_in(run: Run) -> bool:
     return any(c.who in ("train_epoch", "evaluate") for c in run.log)
 
 
+UNSTOOD = ("\n  (fit called neither train_epoch nor evaluate, so it ran without the grader's "
+           "stand-ins; a fit with a loop of its own is judged by a real run against the "
+           "reference's once the train_epoch and evaluate cells pass.)")
+
+
 def _judged(on_its_own, as_written, run: Run, framework: tuple) -> None:
     """``on_its_own()`` (fit with the stand-ins) decides; if it fails, fit passes when
     ``as_written()`` (a real run against the reference) does: a fit that does not call
@@ -126,7 +131,7 @@ def _judged(on_its_own, as_written, run: Run, framework: tuple) -> None:
         on_its_own()
     except CheckFailure as failure:
         if not all(verdicts.passed(framework[0], cell) for cell in PARTS):
-            raise
+            raise (failure if _stood_in(run) else CheckFailure(f"{failure}{UNSTOOD}")) from None
         try:
             as_written()
         except CheckFailure as other:
