@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import autograder.checks  # noqa: F401  (registers every check)
+from autograder import verdicts
 from course.testing.failure import CheckFailure
 from autograder.integrity import trusting
 from autograder.mutants import Mutant, Variant, catalogue, variants
@@ -41,10 +42,14 @@ def reference(name: str) -> object:
         raise
 
 
-def run(check: Check, replace: dict[str, object] | None = None) -> str | None:
-    """Run ``check`` on the reference classes (some replaced); the failure message or None."""
+def run(check: Check, replace: dict[str, object] | None = None, alone: bool = True) -> str | None:
+    """Run ``check`` on the reference classes (some replaced); the failure message or None.
+    ``alone``: as a fresh submission's only cell (no verdict a check reached before excuses
+    anything, ``autograder.verdicts``); else after the cells run before it."""
     classes = {name: reference(name) for name in check.targets}
     classes.update(replace or {})
+    if alone:
+        verdicts.clear()
     with trusting(classes.values()):
         try:
             check.run(**classes)

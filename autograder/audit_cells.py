@@ -27,6 +27,7 @@ import functools
 import re
 from typing import Callable
 
+from autograder import verdicts
 from autograder.audit import run
 from autograder.mutants import Mutant
 from autograder.mutants._solutions import solution_with
@@ -108,10 +109,11 @@ def cells(mutant: Mutant) -> dict[str, str]:
     """The hidden cells of its unit that ``mutant`` fails, as a notebook built on it: check
     name -> failure message."""
     classes = replaced(mutant)
+    verdicts.clear()      # a fresh submission: no verdict of an earlier run excuses anything
     failures = {}
     for name in hidden_calls()[unit_of(mutant.target)]:
         check = CHECKS[name]
         given = {k: v for k, v in classes.items() if k in check.targets}
-        if given and (message := run(check, given)) is not None:
+        if given and (message := run(check, given, alone=False)) is not None:
             failures[name] = message
     return failures

@@ -1,8 +1,10 @@
 """The course's JupyterHub (``make hub``): one instructor and a class on one Linux server.
 
 Every student's server runs in a sandbox of its own (``autograder/hub/``): their own Unix
-account, PID and IPC namespaces, no capabilities, the student environment (no reference, no
-autograder), their home on a disk image of its own, the exchange, and nothing else; held to
+account, PID, IPC and network namespaces (the proxy reaches the server on a Unix socket; the
+server reaches a few of the hub's API routes through ``autograder/hub/relay.py``), no
+capabilities, the student environment (no reference, no autograder), their home on a disk image
+of its own, the exchange, and nothing else; held to
 ``MINITORCH_HUB_LIMITS`` by control groups; killed, with all it started, when it stops or idles.
 Each person logs in with their own password (``<state>/logins.csv``, 0600). The instructor's
 server runs in the same sandbox as an account of its own that owns the course

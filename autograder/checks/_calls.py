@@ -7,13 +7,34 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from autograder import testimony
+from autograder import testimony, verdicts
 from autograder.remote.agent import as_of_now, repeated, write_array
 from autograder.remote.proxy import Remote, RemoteError
 from autograder.sandbox import call
 from course.testing.compare import as_array
 from course.testing.diagnose import close
 from course.testing.failure import CheckFailure, expect, fail
+
+
+def answered(what: str, function: Callable, *args, **kwargs) -> np.ndarray | CheckFailure:
+    """The student's ``function(*args)`` (``what`` names the call) as an array of the grader's
+    own, a copy that nothing the student runs later can change, or the failure it met."""
+    try:
+        return as_array(what, call(what, function, *args, **kwargs)).copy()
+    except CheckFailure as failure:
+        return failure
+
+
+def kept_answer(check: str, key: object | None, what: str, function: Callable, *args,
+                **kwargs) -> np.ndarray | CheckFailure:
+    """``answered``, kept under ``key`` (unless None) for a later cell that builds on
+    ``function``: what it returned to ``check``, the cell that grades it, is what that cell
+    computes with (``autograder.verdicts``; None where it failed). A check that keeps answers
+    asks every input before it judges any, so that a failure does not stop the keeping."""
+    got = answered(what, function, *args, **kwargs)
+    if key is not None:
+        verdicts.keep(function, check, key, None if isinstance(got, CheckFailure) else got)
+    return got
 
 
 def method(obj: object, name: str):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import minitorch_ref
 from minitorch_ref import nn
 from minitorch_ref.nn.im2col import add_windows
 
@@ -65,6 +66,43 @@ class ConvCase:
         bias = "" if self.bias else ", bias=False"
         return (f"input of shape {self.shape}{scale}, {self.out_channels} filters of "
                 f"{self.kernel}x{self.kernel}, stride={self.stride}, padding={self.padding}{bias}")
+
+
+# The Conv2d cells' configurations: stride 1 without padding (forward, dL/dx, dL/dW), values
+# ~1000 (forward), strides 2 and 3 (the stride cell), padding 1 and 2 (the padding cell).
+CASES = (ConvCase(2, 3, 4, 5, 6, 3, seed=0), ConvCase(1, 1, 2, 4, 4, 2, seed=1),
+         ConvCase(3, 2, 3, 6, 5, 3, seed=2, bias=False), ConvCase(2, 2, 1, 3, 3, 3, seed=3))
+LARGE = ConvCase(2, 2, 3, 4, 4, 2, seed=4, scale=1e3)
+STRIDE_CASES = (ConvCase(2, 2, 3, 7, 5, 3, stride=2, seed=5),
+                ConvCase(1, 3, 2, 9, 9, 3, stride=3, seed=6),
+                ConvCase(2, 2, 2, 6, 8, 2, stride=2, seed=7),
+                ConvCase(2, 1, 2, 5, 7, 3, stride=2, padding=1, seed=8))
+PADDING_CASES = (ConvCase(2, 2, 3, 5, 6, 3, padding=1, seed=9),
+                 ConvCase(1, 3, 2, 4, 4, 3, padding=2, seed=10),
+                 ConvCase(2, 1, 2, 2, 3, 3, padding=1, seed=11))
+
+
+def reference_layer(case: ConvCase, **extra) -> nn.Conv2d:
+    """The reference's layer for ``case``, with the filters a Conv2d cell gives both layers."""
+    args, kwargs = case.layer_args
+    minitorch_ref.manual_seed(case.seed)
+    return nn.Conv2d(*args, **kwargs, **extra)
+
+
+def windows_input(case: ConvCase) -> np.ndarray:
+    """What a layer of ``case`` gives im2col: its input, padded."""
+    return pad(case.inputs()[0], case.padding, case.padding)
+
+
+def scatter_input(case: ConvCase) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """What a layer of ``case`` gives col2im in its backward pass for the case's upstream
+    gradient: the rows ``G @ W.T`` and the padded input's shape."""
+    n, c, h, w = case.shape
+    grad_output = case.inputs()[1]
+    weight = reference_layer(case).weight.data
+    rows = grad_output.transpose(0, 2, 3, 1).reshape(-1, case.out_channels) \
+        @ filter_matrix(weight).T
+    return rows, (n, c, h + 2 * case.padding, w + 2 * case.padding)
 
 
 def reference_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, stride: int,

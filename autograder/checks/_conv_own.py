@@ -5,8 +5,10 @@ differentiates their own forward. Each cell compares with the reference first; w
 value differs, it passes if the difference is another cell's mistake, carried faithfully:
 
 - ``on_own_im2col`` / ``on_own_col2im``: the layer's output (its dL/dx) is what the notebook's
-  formula gives with the student's own ``im2col`` (``col2im``), when that function is wrong
-  on this input (its own cell judges it) and holds the right numbers in other places;
+  formula gives with what the student's own ``im2col`` (``col2im``) returned to its own cell
+  on this very input (that cell grades it there and keeps the answer, ``autograder.verdicts``;
+  the excuse never asks the kernel again), when that is wrong and, for im2col, holds the
+  right numbers in other places;
 - ``own_forward_gradient``: a gradient equals the gradient of the student's own forward (a
   difference per entry: the forward is affine), when that forward is wrong (the forward cell
   judges it) and its gradient is not zero.
@@ -20,8 +22,8 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks._conv_cases import ConvCase, filter_matrix, pad
-from autograder.sandbox import call
+from autograder.checks._conv_cases import ConvCase, filter_matrix, scatter_input, windows_input
+from autograder.checks.conv_functions import kept_scatter, kept_windows
 from course.testing._trusted import asarray
 from course.testing.diagnose import close, finite
 from course.testing.failure import CheckFailure
@@ -42,19 +44,13 @@ def passes(got: np.ndarray, expected: np.ndarray, excuses: tuple[Excuse, ...]) -
 
 def _array(value: object) -> np.ndarray | None:
     """``value`` as a float array, or None when it is not one (the excuse does not apply)."""
+    if value is None:
+        return None
     try:
         array = asarray(value, dtype=float)
     except (TypeError, ValueError):
         return None
     return array if finite(array) else None
-
-
-def _student(what: str, function: Callable, *args, **kwargs) -> np.ndarray | None:
-    """The student's ``function(*args)`` as an array, or None if it raises or is not one."""
-    try:
-        return _array(call(what, function, *args, **kwargs))
-    except CheckFailure:
-        return None
 
 
 def _same_numbers(got: np.ndarray, expected: np.ndarray) -> bool:
@@ -63,13 +59,12 @@ def _same_numbers(got: np.ndarray, expected: np.ndarray) -> bool:
 
 
 # ---------------------------------------------------------------------------- own im2col, col2im
-def on_own_im2col(im2col, case: ConvCase, x: np.ndarray, weight: np.ndarray,
-                  bias: np.ndarray | None) -> Excuse:
-    """The output the notebook's formula gives with the student's im2col, when it is wrong here."""
+def on_own_im2col(im2col, case: ConvCase, weight: np.ndarray, bias: np.ndarray | None) -> Excuse:
+    """The output the notebook's formula gives with the windows the student's im2col returned
+    to its own cell on this case's input, when they are wrong there."""
     def excuse(got: np.ndarray) -> bool:
-        padded = pad(x, case.padding, case.padding)
-        right = nn.im2col(padded, case.kernel, case.stride)
-        cols = _student("im2col", im2col, padded.copy(), case.kernel, stride=case.stride)
+        right = nn.im2col(windows_input(case), case.kernel, case.stride)
+        cols = _array(kept_windows(im2col, case))
         if cols is None or cols.shape != right.shape or close(cols, right) \
                 or not _same_numbers(cols, right):
             return False
@@ -79,19 +74,17 @@ def on_own_im2col(im2col, case: ConvCase, x: np.ndarray, weight: np.ndarray,
     return excuse
 
 
-def on_own_col2im(col2im, case: ConvCase, weight: np.ndarray, grad_output: np.ndarray) -> Excuse:
-    """dL/dx as the notebook's formula gives it with the student's col2im, when that is wrong here."""
+def on_own_col2im(col2im, case: ConvCase) -> Excuse:
+    """dL/dx as the notebook's formula gives it with what the student's col2im returned to its
+    own cell on the rows of this case, when that is wrong there."""
     def excuse(got: np.ndarray) -> bool:
-        n, c, h, w = case.shape
-        p, k, s = case.padding, case.kernel, case.stride
-        shape = (n, c, h + 2 * p, w + 2 * p)
-        rows = grad_output.transpose(0, 2, 3, 1).reshape(-1, case.out_channels) \
-            @ filter_matrix(weight).T
-        right = nn.col2im(rows, shape, k, s)
-        scattered = _student("col2im", col2im, rows.copy(), shape, k, stride=s)
+        rows, shape = scatter_input(case)
+        right = nn.col2im(rows, shape, case.kernel, case.stride)
+        scattered = _array(kept_scatter(col2im, case))
         if scattered is None or scattered.shape != shape or close(scattered, right) \
                 or close(scattered, 0 * right):
             return False
+        p, (h, w) = case.padding, case.shape[2:]
         return close(got, scattered[:, :, p:p + h, p:p + w])
     return excuse
 

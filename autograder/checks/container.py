@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from autograder import verdicts
 from autograder.checks._calls import kept_result, method, shift_in_place, type_name
 from autograder.checks._sequential_models import (
     Built, Log, NEEDS_LAYERS, build, build_mixed, layer, mlp, spied_mlp,
@@ -156,13 +157,15 @@ def _backward_hint(built: Built, recorder: Log, expected: Expected) -> str | Non
     return None
 
 
-def _forward_for_backward(built: Built, x: np.ndarray) -> None:
+def _forward_for_backward(Sequential, built: Built, x: np.ndarray) -> None:
     """The model's own forward (its backward may need what it saves), then each layer's forward
-    again, so that a forward bug is reported by sequential_forward, not here."""
+    again, so that a forward bug is reported by sequential_forward, not here: a forward that
+    raises is forgiven only where that cell failed (``autograder.verdicts``)."""
     try:
         call("Sequential.forward", method(built.model, "forward"), x.copy())
     except CheckFailure:
-        pass
+        if not verdicts.failed(Sequential, sequential_forward.__name__):
+            raise
     chain(built, x)
 
 
@@ -175,7 +178,7 @@ def sequential_backward(Sequential, Linear, ReLU):
         x, grad_output = _inputs(batch, seed)
         expected = chain(twin, x, grad_output)
         built, recorder = spied_mlp(Sequential, Linear, ReLU, seed, nested)
-        _forward_for_backward(built, x)
+        _forward_for_backward(Sequential, built, x)
         recorder.clear()
         got = _explained("Sequential.backward", method(built.model, "backward"), grad_output,
                          recorder, lambda got: _backward_hint(built, recorder, expected))
@@ -320,11 +323,15 @@ def _random_grads(built: Built, seed: int) -> None:
         param.grad = rng.standard_normal(asarray(param.data).shape)
 
 
-def _in_own_order(built: Built) -> list[tuple[str, object]]:
+def _in_own_order(Sequential, built: Built) -> list[tuple[str, object]]:
     """(label, parameter) in the order of the student's parameters() when that lists every
-    parameter of the model once (its order is sequential_parameters' to judge), else in the
-    layers' order."""
+    parameter of the model once and a cell that judges that order failed
+    (``autograder.verdicts``: parameters(), or named_parameters() whose order it follows),
+    else in the layers' order."""
     labels = {id(getattr(leaf, name)): label for label, leaf, name in built.params()}
+    if not any(verdicts.failed(Sequential, cell.__name__)
+               for cell in (sequential_parameters, sequential_named_parameters)):
+        return [(label, getattr(leaf, name)) for label, leaf, name in built.params()]
     try:
         own = listed("Sequential.parameters()", method(built.model, "parameters"))
     except CheckFailure:
@@ -342,7 +349,7 @@ def sequential_grads(Sequential, Linear, ReLU):
         built = build(Sequential, mlp(Linear, ReLU, 0), nested)
         _random_grads(built, 1)
         got = listed("Sequential.grads()", method(built.model, "grads"))
-        expected = [(label, param.grad) for label, param in _in_own_order(built)]
+        expected = [(label, param.grad) for label, param in _in_own_order(Sequential, built)]
         expect(len(got) == len(expected),
                f"Sequential.grads() returned {len(got)} arrays for {len(expected)} parameters: "
                "it must give the .grad of every parameter of its children, as parameters() "

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder import verdicts
 from autograder.checks._calls import attribute, kept_result, method, shift_in_place, type_name
 from autograder.checks._sequential_models import Built, build, layer, mlp
 from autograder.checks.batchnorm import RUNNING, running_stat
+from autograder.checks.container import sequential_named_parameters
 from autograder.registry import check
 from autograder.remote import doubles
 from autograder.remote.proxy import Remote
@@ -82,9 +84,12 @@ def _expect_keys(state: dict, expected: list[str]) -> None:
            "buffers in the order of named_buffers().")
 
 
-def _key_order(built: Built, expected: list[str]) -> list[str]:
-    """``expected`` (the keys of the parameters) in the order of the student's own
-    named_parameters() when it names them all (its order is named_parameters' to judge)."""
+def _key_order(Sequential, built: Built, expected: list[str]) -> list[str]:
+    """``expected`` (the keys of the parameters), in the order of the student's own
+    named_parameters() when it names them all and the named_parameters cell failed on its
+    order (``autograder.verdicts``: its order is that cell's to judge)."""
+    if not verdicts.failed(Sequential, sequential_named_parameters.__name__):
+        return expected
     try:
         pairs = call("Sequential.named_parameters()", method(built.model, "named_parameters"))
         names = [name for name, _ in pairs]
@@ -101,7 +106,7 @@ def sequential_state_dict(Sequential, Linear, ReLU):
         a = build(Sequential, mlp(Linear, ReLU, 1), nested)
         b = build(Sequential, mlp(Linear, ReLU, 2), nested)
         state = state_of(a)
-        _expect_keys(state, _key_order(a, [label for label, _, _ in a.params()]))
+        _expect_keys(state, _key_order(Sequential, a, [label for label, _, _ in a.params()]))
         before = [asarray(getattr(leaf, name).data).copy() for _, leaf, name in b.params()]
         call("Sequential.load_state_dict(state)", method(b.model, "load_state_dict"), state)
         for (label, leaf, name), (_, a_leaf, _), old in zip(b.params(), a.params(), before):
@@ -217,7 +222,7 @@ def sequential_state_dict_buffers(Sequential, Linear, Standardize):
                f"statistics such as {kind}.{name} are buffers: state, though not parameters. "
                "Save and load them with the parameters, or a loaded model predicts differently "
                "in eval mode.")
-    params = _key_order(a, [label for label, _, _ in a.params()])
+    params = _key_order(Sequential, a, [label for label, _, _ in a.params()])
     _expect_keys(state, params + [key for key in state.keys() if key not in params])
     _expect_current_buffers(state, a, layer(Standardize, 4), kind)
     buffers = [attribute(f"{kind}.{name}", b.leaves[1], name) for name in RUNNING]

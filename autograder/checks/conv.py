@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from autograder.checks._calls import INPUT_CHANGED, expect_unchanged, placed
-from autograder.checks._conv_cases import ConvCase
+from autograder.checks._conv_cases import CASES, LARGE, ConvCase
 from autograder.checks._conv_layouts import Layout, laid_out
 from autograder.checks._conv_own import (
     on_own_col2im, on_own_im2col, own_forward_gradient, passes,
@@ -32,16 +32,13 @@ from autograder.checks._conv_signatures import (
 )
 from autograder.checks._fd import fd_verdict
 from autograder.checks._modules import expect_accumulation
-from autograder.checks.conv_functions import expect_col2im, expect_im2col, fails
+from autograder.checks.conv_functions import col2im_failed, im2col_failed
 from autograder.registry import check
 from autograder.sandbox import call
 from course.testing._trusted import asarray
 from course.testing.compare import as_array, expect_close
 from course.testing.diagnose import close
 from course.testing.failure import CheckFailure, fail
-CASES = (ConvCase(2, 3, 4, 5, 6, 3, seed=0), ConvCase(1, 1, 2, 4, 4, 2, seed=1),
-         ConvCase(3, 2, 3, 6, 5, 3, seed=2, bias=False), ConvCase(2, 2, 1, 3, 3, 3, seed=3))
-LARGE = ConvCase(2, 2, 3, 4, 4, 2, seed=4, scale=1e3)
 FLOAT32 = ConvCase(2, 2, 3, 5, 6, 3, padding=1, seed=12)
 PRECISE = 1e-10     # of the output's size: float64 work is ~1e-15 off, float32 columns ~1e-7
 
@@ -104,6 +101,14 @@ def float32_pass(Conv2d):
     return student, reference, one_pass(student, x, grad_output)
 
 
+def float32_output(Conv2d) -> np.ndarray | None:
+    """The output of a layer built with dtype=np.float32 for a float32 input (None if that
+    forward raised), without the backward pass that ``float32_pass`` adds."""
+    student, _ = pair(Conv2d, FLOAT32, dtype=np.float32)
+    x = FLOAT32.inputs()[0].astype(np.float32)
+    return attempt("Conv2d.forward output", student.forward, placed(x, student)[0])[0]
+
+
 FLOAT32_LAYER = "Conv2d(2, 3, 3, padding=1, dtype=np.float32)"
 
 
@@ -135,21 +140,22 @@ def student_forward(student, x: np.ndarray, case: ConvCase) -> np.ndarray:
 def conv2d_forward(Conv2d, im2col):
     """Conv2d.forward against the reference (stride 1, no padding): several channels and
     filters, non-square images, a kernel as large as the input, bias=False, values ~1000; a
-    layer built on a wrong im2col passes here when it is right on what that im2col returns,
-    and where it raises, if im2col fails its own cell, on the inputs where it runs."""
-    judged, im2col_wrong = Judged(), fails(expect_im2col, im2col)
+    layer built on a wrong im2col passes here when it is right on the windows that im2col
+    returned to its own cell on these inputs, and where it raises, if im2col failed its own
+    cell, on the inputs where it runs."""
+    judged, im2col_wrong = Judged(), im2col_failed(im2col)
     for case, student, reference, x, _ in layers(Conv2d, CASES + (LARGE,)):
         weight, bias = filters(reference)
         try:
             got = student_forward(student, x, case)
         except CheckFailure as failure:
-            if not im2col_wrong():
+            if not im2col_wrong:
                 raise
             judged.skip(str(failure))
             continue
         judged.count += 1
         expected = reference.forward(x.copy())
-        if not passes(got, expected, (on_own_im2col(im2col, case, x, weight, bias),)):
+        if not passes(got, expected, (on_own_im2col(im2col, case, weight, bias),)):
             expect_close("Conv2d.forward output", got, expected, str(case),
                          forward_signatures(x, weight, bias, case))
         if got.dtype != expected.dtype:
@@ -158,8 +164,8 @@ def conv2d_forward(Conv2d, im2col):
         if got.shape == expected.shape and close(got, expected):
             expect_float64_work(got, expected, case)
     judged.done("Conv2d.forward")
-    if not im2col_wrong():      # an im2col that casts is that cell's mistake
-        expect_float32(f"{FLOAT32_LAYER}.forward output", float32_pass(Conv2d)[2].y,
+    if not im2col_wrong:        # an im2col that casts is that cell's mistake
+        expect_float32(f"{FLOAT32_LAYER}.forward output", float32_output(Conv2d),
                        "layer and input")
 
 
@@ -194,7 +200,7 @@ def relaid(Conv2d, case: ConvCase, run: Run, reference, right) -> bool:
 
 
 def expect_input_grad(Conv2d, case: ConvCase, judged: Judged, col2im=None,
-                      col2im_wrong=lambda: False) -> None:
+                      col2im_wrong: bool = False) -> None:
     """dL/dx of one case against the reference, or explained by the student's own col2im (if
     given) or by their own wrong forward; a backward that raised is col2im's when that fails
     its own cell."""
@@ -203,14 +209,14 @@ def expect_input_grad(Conv2d, case: ConvCase, judged: Judged, col2im=None,
         return judged.skip(run.y_failure)
     judged.count += 1
     if run.dx is None:
-        if col2im_wrong():
+        if col2im_wrong:
             return
         fail(run.dx_failure)
     x, grad_output = case.inputs()
     loss, probe, _ = forward_loss(student, x, grad_output)
     excuses = (own_forward_gradient(forward_wrong(student, reference, x), loss, probe),)
     if col2im is not None:
-        excuses = (on_own_col2im(col2im, case, reference.weight.data, grad_output),) + excuses
+        excuses = (on_own_col2im(col2im, case),) + excuses
     if passes(run.dx, expected, excuses) or relaid(
             Conv2d, case, run, reference,
             lambda s, r, again: again.dx is not None and passes(again.dx, expected, ())):
@@ -225,11 +231,11 @@ def expect_input_grad(Conv2d, case: ConvCase, judged: Judged, col2im=None,
 @check
 def conv2d_backward_input(Conv2d, col2im):
     """dL/dx = col2im(G @ W.T), returned by backward: overlapping windows add up."""
-    judged, col2im_wrong = Judged(), fails(expect_col2im, col2im)
+    judged, col2im_wrong = Judged(), col2im_failed(col2im)
     for case in CASES:
         expect_input_grad(Conv2d, case, judged, col2im, col2im_wrong)
     judged.done("Conv2d.backward")
-    if not col2im_wrong():      # a col2im that casts is that cell's mistake
+    if not col2im_wrong:        # a col2im that casts is that cell's mistake
         expect_float32(f"{FLOAT32_LAYER}.backward's dL/dx", float32_pass(Conv2d)[2].dx,
                        "layer and input")
 

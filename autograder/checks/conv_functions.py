@@ -4,16 +4,20 @@ Each runs the student's function on batches with several channels, non-square im
 strides and paddings, and compares with the reference (``minitorch_ref``'s ``Conv2d``,
 ``im2col`` and ``col2im``); a wrong array is matched against the classic mistakes: a
 flipped kernel, padding on one side, windows that ignore the stride, columns in another
-order, overlaps that do not add up.
+order, overlaps that do not add up. im2col and col2im are also graded on what the Conv2d
+cells' layers give them (their padded inputs, the rows their backward passes scatter), and
+what they return there is kept (``autograder.verdicts``): a Conv2d cell forgives a layer that
+is right on those answers, never asking the student's function again.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
+from autograder import verdicts
+from autograder.checks._calls import kept_answer
 from autograder.checks._conv_cases import (
-    ConvCase, fancy_add, offsets_without_stride, reference_conv, rows,
+    CASES, LARGE, PADDING_CASES, STRIDE_CASES, ConvCase, fancy_add, offsets_without_stride,
+    reference_conv, rows, scatter_input, windows_input,
 )
 from autograder.checks._conv_signatures import conv_signatures, raised_hint, size_hints
 from autograder.checks._conv_usage import expect_float32
@@ -46,6 +50,11 @@ def conv2d_naive_values(conv2d_naive):
 
 
 # ---------------------------------------------------------------------------- im2col
+# The layer cells' cases whose input im2col (col2im) is also graded on, what it returns kept
+# for them: the forward, stride and padding cells build on im2col, the dL/dx, stride and
+# padding cells on col2im.
+IM2COL_KEPT = CASES + (LARGE,) + STRIDE_CASES + PADDING_CASES
+COL2IM_KEPT = CASES + STRIDE_CASES + PADDING_CASES
 # (padded input shape, kernel, stride)
 WINDOW_CASES = (((2, 3, 5, 6), 3, 1), ((1, 2, 6, 6), 2, 2), ((3, 1, 4, 5), 2, 1),
                 ((2, 2, 7, 5), 3, 2))
@@ -86,41 +95,53 @@ def _im2col_signatures(x: np.ndarray, kernel: int, stride: int) -> tuple[Signatu
     )
 
 
-def fails(expect: Callable[[object], None], function: object) -> Callable[[], bool]:
-    """The verdict of ``expect`` (a cell's own judgement, on the inputs that cell grades),
-    reached when first asked: whether ``function`` fails it. A Conv2d cell uses it to leave a
-    step that raised in the student's im2col or col2im to that function's own cell."""
-    found: list[bool] = []
+def im2col_failed(im2col: object) -> bool:
+    """Whether im2col's own cell failed on this submission (``autograder.verdicts``): a
+    Conv2d cell then leaves a step that raised to that cell."""
+    return verdicts.failed(im2col, im2col_rows.__name__)
 
-    def failed() -> bool:
-        if not found:
-            try:
-                expect(function)
-                found.append(False)
-            except CheckFailure:
-                found.append(True)
-        return found[0]
-    return failed
+
+def kept_windows(im2col: object, case: ConvCase) -> np.ndarray | None:
+    """What the student's im2col returned to its own cell on the padded input of ``case``, a
+    layer cell's (None where it raised): the windows that layer computes with."""
+    return verdicts.kept(im2col, im2col_rows.__name__, case)
 
 
 @check
 def im2col_rows(im2col):
     """im2col(x, kernel_size, stride): one row per window, rows (n, i, j), columns (c, p, q),
-    for several channels, non-square images, strides 1 and 2."""
+    for several channels, non-square images, strides 1 and 2, and the padded inputs of the
+    Conv2d cells (their excuses compute with what it returns there)."""
     expect_im2col(im2col)
+
+
+def _asked(function: object, check: str, inputs: list[tuple]) -> list[np.ndarray | CheckFailure]:
+    """``function`` on every input ``(what, args, case)``, the stride last, before any is
+    judged: a layer case's answer kept for that case's cell."""
+    return [kept_answer(check, case, what, function, *args[:-1], stride=args[-1])
+            for what, args, case in inputs]
+
+
+def _judged(answer: np.ndarray | CheckFailure, hint: str) -> np.ndarray:
+    """``answer`` to compare, or its failure raised with ``hint``."""
+    if isinstance(answer, CheckFailure):
+        raise raised_hint(answer, hint) from None
+    return answer
 
 
 def expect_im2col(im2col) -> None:
     rng = np.random.default_rng(20)
-    for shape, kernel, stride in WINDOW_CASES:
-        x = rng.standard_normal(shape)
-        try:
-            got = call(f"im2col(x of shape {shape}, {kernel}, stride={stride})", im2col,
-                       x.copy(), kernel, stride=stride)
-        except CheckFailure as failure:
-            raise raised_hint(failure, size_hints(*shape, kernel, stride)) from None
-        expect_close(f"im2col(x, {kernel}, stride={stride})", got, nn.im2col(x, kernel, stride),
-                     f"x of shape {shape}", _im2col_signatures(x, kernel, stride))
+    inputs = [(rng.standard_normal(shape), kernel, stride, None)
+              for shape, kernel, stride in WINDOW_CASES]
+    inputs += [(windows_input(case), case.kernel, case.stride, case) for case in IM2COL_KEPT]
+    answers = _asked(im2col, im2col_rows.__name__, [
+        (f"im2col(x of shape {x.shape}, {kernel}, stride={stride})", (x.copy(), kernel, stride),
+         case) for x, kernel, stride, case in inputs])
+    for (x, kernel, stride, _), answer in zip(inputs, answers):
+        expect_close(f"im2col(x, {kernel}, stride={stride})",
+                     _judged(answer, size_hints(*x.shape, kernel, stride)),
+                     nn.im2col(x, kernel, stride), f"x of shape {x.shape}",
+                     _im2col_signatures(x, kernel, stride))
     x = rng.standard_normal(WINDOW_CASES[0][0]).astype(np.float32)
     expect_float32("im2col(x, 3) of a float32 x", call("im2col", im2col, x, 3, stride=1),
                    "input")
@@ -154,29 +175,42 @@ def _im2col_note(im2col: object, shape: tuple[int, ...], kernel: int, stride: in
             "its mistake; fix im2col first (its own check says how).")
 
 
+def col2im_failed(col2im: object) -> bool:
+    """Whether col2im's own cell failed on this submission (``autograder.verdicts``): a
+    Conv2d cell then leaves a backward that raised to that cell."""
+    return verdicts.failed(col2im, col2im_adds_overlaps.__name__)
+
+
+def kept_scatter(col2im: object, case: ConvCase) -> np.ndarray | None:
+    """What the student's col2im returned to its own cell on the rows a layer of ``case``
+    scatters in its backward pass (None where it raised)."""
+    return verdicts.kept(col2im, col2im_adds_overlaps.__name__, case)
+
+
 @check
 def col2im_adds_overlaps(col2im, im2col):
     """col2im(cols, shape, kernel_size, stride) adds each row back onto its window, overlaps
-    added up (stride < kernel) and not (stride = kernel), against the reference."""
-    expect_col2im(col2im, im2col)
-
-
-def expect_col2im(col2im, im2col=None) -> None:
+    added up (stride < kernel) and not (stride = kernel), against the reference; also on the
+    rows the Conv2d cells' backward passes scatter (their excuses compute with what it
+    returns there)."""
     rng = np.random.default_rng(22)
-    for shape, kernel, stride in WINDOW_CASES:
-        expected_shape = nn.im2col(np.zeros(shape), kernel, stride).shape
-        cols = rng.standard_normal(expected_shape)
+    inputs = [(rng.standard_normal(nn.im2col(np.zeros(shape), kernel, stride).shape), shape,
+               kernel, stride, None) for shape, kernel, stride in WINDOW_CASES]
+    inputs += [(*scatter_input(case), case.kernel, case.stride, case) for case in COL2IM_KEPT]
+    answers = _asked(col2im, col2im_adds_overlaps.__name__, [
+        (f"col2im(cols of shape {cols.shape}, {shape}, {kernel}, stride={stride})",
+         (cols.copy(), shape, kernel, stride), case)
+        for cols, shape, kernel, stride, case in inputs])
+    for (cols, shape, kernel, stride, case), answer in zip(inputs, answers):
         try:
-            got = call(f"col2im(cols of shape {cols.shape}, {shape}, {kernel}, stride={stride})",
-                       col2im, cols.copy(), shape, kernel, stride=stride)
-        except CheckFailure as failure:
-            raise raised_hint(failure, size_hints(*shape, kernel, stride)) from None
-        try:
-            expect_close(f"col2im(cols, {shape}, {kernel}, stride={stride})", got,
-                         nn.col2im(cols, shape, kernel, stride), "random cols",
+            expect_close(f"col2im(cols, {shape}, {kernel}, stride={stride})",
+                         _judged(answer, size_hints(*shape, kernel, stride)),
+                         nn.col2im(cols, shape, kernel, stride),
+                         "random cols" if case is None else "the rows of a Conv2d's backward",
                          _col2im_signatures(cols, shape, kernel, stride))
         except CheckFailure as failure:
-            note = "" if im2col is None else _im2col_note(im2col, shape, kernel, stride)
+            note = "" if isinstance(answer, CheckFailure) else _im2col_note(im2col, shape,
+                                                                            kernel, stride)
             raise CheckFailure(str(failure) + note) from None
     shape, kernel, stride = WINDOW_CASES[0]
     cols = rng.standard_normal(nn.im2col(np.zeros(shape), kernel, stride).shape)

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks._conv_cases import ConvCase, pad
+from autograder.checks._conv_cases import PADDING_CASES, STRIDE_CASES, ConvCase, pad
 from autograder.checks._conv_layouts import laid_out
 from autograder.checks._conv_own import (
     Excuse, on_own_col2im, on_own_im2col, own_forward_gradient, passes,
@@ -28,8 +28,13 @@ from autograder.checks._conv_runs import Judged, Run, in_layout, one_pass, pair,
 from autograder.checks._conv_signatures import (
     bias_axis_hint, forward_signatures, input_signatures, raised_hint, weight_signatures,
 )
-from autograder.checks.conv import filters, forward_loss, forward_wrong, verdict
-from autograder.checks.conv_functions import expect_col2im, expect_im2col, fails
+from autograder import verdicts
+from autograder.checks.conv import (
+    conv2d_backward_input, conv2d_backward_params, conv2d_forward, filters, forward_loss,
+    forward_wrong, verdict,
+)
+from autograder.checks.conv_init import conv2d_init
+from autograder.checks.conv_functions import col2im_failed, im2col_failed
 from autograder.registry import check
 from course.testing._trusted import asarray
 from course.testing.compare import expect_close
@@ -37,13 +42,12 @@ from course.testing.diagnose import close, finite
 from course.testing.failure import CheckFailure, fail
 
 Transform = Callable[[ConvCase, np.ndarray], np.ndarray]
-STRIDE_CASES = (ConvCase(2, 2, 3, 7, 5, 3, stride=2, seed=5),
-                ConvCase(1, 3, 2, 9, 9, 3, stride=3, seed=6),
-                ConvCase(2, 2, 2, 6, 8, 2, stride=2, seed=7),
-                ConvCase(2, 1, 2, 5, 7, 3, stride=2, padding=1, seed=8))
-PADDING_CASES = (ConvCase(2, 2, 3, 5, 6, 3, padding=1, seed=9),
-                 ConvCase(1, 3, 2, 4, 4, 3, padding=2, seed=10),
-                 ConvCase(2, 1, 2, 2, 3, 3, padding=1, seed=11))
+# The cells whose verdicts say the student's base layer is wrong: its weights' (a PyTorch
+# layout, which square filters cannot show), its own at stride 1 without padding, the padding
+# cell's (graded first) for a strided case with padding. A wrong im2col or col2im, which the
+# layer is built on, makes it wrong too.
+BASE_CELLS = tuple(cell.__name__ for cell in (conv2d_init, conv2d_forward, conv2d_backward_input,
+                                              conv2d_backward_params)) + ("conv2d_padding",)
 
 
 def _same(case: ConvCase, array: np.ndarray) -> np.ndarray:
@@ -97,17 +101,21 @@ def _quantities(layer, x: np.ndarray, grad_output: np.ndarray) -> tuple[Run, np.
 
 class Base:
     """The student's own layer in a relation's base configuration, with the case's filters,
-    run once when a quantity first needs it, beside the reference's."""
+    run once when a quantity first needs it, beside the reference's; only when ``known_wrong``
+    (a cell that judges the base layer has failed): its run can narrow the excuse that verdict
+    opens, never open one."""
 
     def __init__(self, Conv2d, relation: Relation, case: ConvCase, x: np.ndarray,
-                 grad_output: np.ndarray) -> None:
+                 grad_output: np.ndarray, known_wrong: bool) -> None:
         self.Conv2d, self.relation, self.case = Conv2d, relation, case
-        self.x, self.grad_output = x, grad_output
+        self.x, self.grad_output, self.known_wrong = x, grad_output, known_wrong
 
     @functools.cached_property
     def runs(self) -> tuple[dict, dict]:
         """quantity -> value (None where it failed) of the student's base and the reference's;
-        ``{}, {}`` when the student's layer cannot even be built."""
+        ``{}, {}`` when no cell found the base wrong or the student's layer cannot be built."""
+        if not self.known_wrong:
+            return {}, {}
         try:
             student, reference = pair(self.Conv2d, self.relation.base(self.case))
         except CheckFailure:
@@ -163,12 +171,15 @@ def _judge(what: str, got: np.ndarray, expected: np.ndarray, case: ConvCase,
 
 class Upstream:
     """The student's own other parts that may explain a difference: their im2col and col2im
-    (as functions, and each one's own cell's verdict), when the cell takes them."""
+    (as functions, and each one's own cell's verdict), when the cell takes them, and the
+    verdicts of the cells that judged their base layer."""
 
-    def __init__(self, im2col=None, col2im=None) -> None:
+    def __init__(self, Conv2d, im2col=None, col2im=None) -> None:
         self.im2col, self.col2im = im2col, col2im
-        self.im2col_wrong = (lambda: False) if im2col is None else fails(expect_im2col, im2col)
-        self.col2im_wrong = (lambda: False) if col2im is None else fails(expect_col2im, col2im)
+        self.im2col_wrong = im2col is not None and im2col_failed(im2col)
+        self.col2im_wrong = col2im is not None and col2im_failed(col2im)
+        self.base_wrong = self.im2col_wrong or self.col2im_wrong or any(
+            verdicts.failed(Conv2d, cell) for cell in BASE_CELLS)
 
 
 class Case:
@@ -182,7 +193,7 @@ class Case:
         self.run, _ = _quantities(self.student, self.x, self.grad_output)
         self.expected_y = self.reference.forward(self.x.copy())
         self.expected_dx = self.reference.backward(self.grad_output.copy())
-        self.base = Base(Conv2d, relation, case, self.x, self.grad_output)
+        self.base = Base(Conv2d, relation, case, self.x, self.grad_output, upstream.base_wrong)
         self.weight, self.bias = filters(self.reference)
         self.wrong = forward_wrong(self.student, self.reference, self.x)
 
@@ -200,22 +211,21 @@ class Case:
     def forward(self) -> None:
         got, expected = self.run.y, self.expected_y
         if got is None:
-            if self.base.wrong("y") or self.upstream.im2col_wrong():
+            if self.base.wrong("y") or self.upstream.im2col_wrong:
                 return
             fail(str(raised_hint(CheckFailure(self.run.y_failure), bias_axis_hint(self.case))))
         layout = self.base.layout()
         excuses = (self.base.excuse("y"),
                    lambda g: layout is not None and close(g, layout(expected)))
         if self.upstream.im2col is not None:
-            excuses += (on_own_im2col(self.upstream.im2col, self.case, self.x, self.weight,
-                                      self.bias),)
+            excuses += (on_own_im2col(self.upstream.im2col, self.case, self.weight, self.bias),)
         _judge("Conv2d.forward output", got, expected, self.case, excuses,
                forward_signatures(self.x, self.weight, self.bias, self.case), str)
 
     def input_grad(self) -> None:
         got, expected = self.run.dx, self.expected_dx
         if got is None:
-            if self.base.wrong("dx") or self.upstream.col2im_wrong():
+            if self.base.wrong("dx") or self.upstream.col2im_wrong:
                 return
             fail(self.run.dx_failure)
         loss, probe, _ = forward_loss(self.student, self.x, self.grad_output)
@@ -223,8 +233,7 @@ class Case:
                    lambda g: (again := self.relaid) is not None and again[0].dx is not None
                    and passes(again[0].dx, expected, ()))
         if self.upstream.col2im is not None:
-            excuses += (on_own_col2im(self.upstream.col2im, self.case, self.weight,
-                                      self.grad_output),)
+            excuses += (on_own_col2im(self.upstream.col2im, self.case),)
         _judge("Conv2d.backward: grad_input (dL/dx)", got, expected, self.case, excuses,
                input_signatures(self.x, self.weight, self.grad_output, self.case),
                lambda: verdict(self.student, self.x, self.grad_output, got))
@@ -266,12 +275,12 @@ def conv2d_stride(Conv2d, im2col, col2im):
     """Strides 2 and 3 (windows that overlap, touch, or skip pixels), with and without
     padding: forward, dL/dx and dL/dW (dL/db does not depend on the stride); judged against
     the student's own stride-1 layer, im2col, col2im and forward where those are wrong."""
-    expect_relation(Conv2d, STRIDE, STRIDE_CASES, Upstream(im2col, col2im))
+    expect_relation(Conv2d, STRIDE, STRIDE_CASES, Upstream(Conv2d, im2col, col2im))
 
 
 @check
-def conv2d_padding(Conv2d):
+def conv2d_padding(Conv2d, im2col, col2im):
     """Padding 1 and 2, also on an input smaller than the kernel: forward, dL/dx (the padded
     gradient cropped back to the input) and dL/dW; judged against the student's own
-    unpadded layer on the padded input where that one is wrong."""
-    expect_relation(Conv2d, PADDING, PADDING_CASES, Upstream())
+    unpadded layer on the padded input, im2col, col2im and forward where those are wrong."""
+    expect_relation(Conv2d, PADDING, PADDING_CASES, Upstream(Conv2d, im2col, col2im))

@@ -92,13 +92,19 @@ def _pair(Pool: type, reference_cls: type, case: PoolCase):
 
 
 # ---------------------------------------------------------------------------- how it is used
+def _float32_forward(name: str, Pool: type, reference_cls: type, case: PoolCase) -> tuple:
+    """The student's layer and its output on a float32 input (None where it failed)."""
+    student, _ = _pair(Pool, reference_cls, case)
+    y, _ = attempt(f"{name}.forward output", student.forward,
+                   placed(case.x.astype(np.float32), student)[0])
+    return student, y
+
+
 def _float32_pass(name: str, Pool: type, reference_cls: type, case: PoolCase) -> tuple:
     """The output and dL/dx of the student's layer on float32 inputs (None where it failed)."""
-    student, _ = _pair(Pool, reference_cls, case)
-    x, grad_output = case.x.astype(np.float32), case.grad_output.astype(np.float32)
-    y, _ = attempt(f"{name}.forward output", student.forward, placed(x, student)[0])
+    student, y = _float32_forward(name, Pool, reference_cls, case)
     dx, _ = attempt(f"{name}.backward return value (dL/dx)", method(student, "backward"),
-                    grad_output)
+                    case.grad_output.astype(np.float32))
     return y, dx
 
 
@@ -218,8 +224,8 @@ def maxpool2d_forward(MaxPool2d):
                          _forward_signatures(case))
     case = _cases("normal", 30)[1]
     with told("MaxPool2d", case):
-        expect_float32("MaxPool2d.forward output", _float32_pass(
-            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[0], "input")
+        expect_float32("MaxPool2d.forward output", _float32_forward(
+            "MaxPool2d", MaxPool2d, ref.MaxPool2d, case)[1], "input")
 
 
 @check

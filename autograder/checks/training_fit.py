@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import testimony
+from autograder import testimony, verdicts
 from autograder.checks._calls import kept_call
 from autograder.checks._spies import HISTORY_KEYS, LR, Run, Twin, expect_same_parameters
 from autograder.registry import check
@@ -25,6 +25,9 @@ from course.testing.diagnose import close
 from course.testing.failure import CheckFailure, expect
 
 EPOCHS = 3
+# The cells of the parts fit runs, before fit's in the notebook: a real run of fit is judged
+# against the reference's loop only where they passed.
+PARTS = ("train_epoch_steps", "train_epoch_metrics", "evaluate_mode")
 
 
 def _fit(fit, run: Run, epochs: int, **kwargs) -> tuple[dict, object]:
@@ -113,13 +116,22 @@ def _stood_in(run: Run) -> bool:
     return any(c.who in ("train_epoch", "evaluate") for c in run.log)
 
 
-def _judged(on_its_own, as_written, run: Run) -> None:
+UNSTOOD = ("\n  (fit called neither train_epoch nor evaluate, so it ran without the grader's "
+           "stand-ins; a fit with a loop of its own is judged by a real run against the "
+           "reference's once the train_epoch and evaluate cells pass.)")
+
+
+def _judged(on_its_own, as_written, run: Run, framework: tuple) -> None:
     """``on_its_own()`` (fit with the stand-ins) decides; if it fails, fit passes when
     ``as_written()`` (a real run against the reference) does: a fit that does not call
-    train_epoch and evaluate repeats their work. Else the message of the run that tells more."""
+    train_epoch and evaluate repeats their work. The real run is the reference's only where
+    the notebook's train_epoch and evaluate passed their own cells (``PARTS``, their verdicts);
+    else the stand-ins' run alone decides. The message is the run's that tells more."""
     try:
         on_its_own()
     except CheckFailure as failure:
+        if not all(verdicts.passed(framework[0], cell) for cell in PARTS):
+            raise (failure if _stood_in(run) else CheckFailure(f"{failure}{UNSTOOD}")) from None
         try:
             as_written()
         except CheckFailure as other:
@@ -176,7 +188,7 @@ def fit_history(fit, Sequential=None, Linear=None, ReLU=None,
     def on_its_own() -> None:
         _history_on_its_own(fit, run, EPOCHS, test_data=(run.X[:6] + 0.5, run.y[:6]))
         _history_on_its_own(fit, Run(framework, seed=1), 2)
-    _judged(on_its_own, lambda: _history_as_written(fit, framework), run)
+    _judged(on_its_own, lambda: _history_as_written(fit, framework), run, framework)
 
 
 def _expect_callback(history: dict, expected: np.ndarray) -> None:
@@ -247,4 +259,4 @@ def fit_callbacks(fit, Sequential=None, Linear=None, ReLU=None,
     run = Run(framework)
 
     _judged(lambda: _callbacks_on_its_own(fit, run),
-            lambda: _callbacks_as_written(fit, framework), run)
+            lambda: _callbacks_as_written(fit, framework), run, framework)

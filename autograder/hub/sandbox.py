@@ -21,8 +21,13 @@ would map the student's files to nobody), and a mount namespace that holds only:
 
 Inside, ``setpriv`` becomes the user's account (all three uids and gids, no supplementary
 groups), drops every capability from all sets and the bounding set and sets no-new-privs, then
-runs the server: no setuid program gives anything back. The network namespace stays the
-machine's: the proxy reaches the server over loopback. ``--die-with-parent``: the sandbox dies
+runs the server: no setuid program gives anything back. A student's sandbox has a network
+namespace of its own (``View.own_network``), where only its own loopback exists: her server
+listens on a Unix socket in ``RUN`` (a folder of the machine's, bound there), which the proxy
+routes to, and reaches the hub's API through the socket the hub serves there
+(``autograder.hub.relay``); nothing of the machine's network, anyone's server or kernel, the
+hub's or the proxy's API is there to connect to. (The instructor's server shares the machine's
+network: the proxy reaches it on loopback.) ``--die-with-parent``: the sandbox dies
 with the hub; and when the hub stops the server, bwrap's death ends the PID namespace, so
 every process the user started dies too.
 """
@@ -38,6 +43,7 @@ from autograder.pipeline.sandbox import seccomp
 from autograder.pipeline.sandbox.bwrap import SYSTEM, binds
 
 CONFIG = "/srv/minitorch/config"
+RUN = "/srv/minitorch/run"                       # a student's server's socket and the hub's
 ETC = ("/etc/hosts", "/etc/mime.types", "/etc/ssl")
 
 
@@ -54,6 +60,7 @@ class View:
     shared: tuple[tuple[Path, str, bool], ...] = ()     # (outside, inside, writable)
     scratch: tuple[str, ...] = ()                # inside: private 1 MiB folders (mode 1777)
     shm_bytes: int = 64 << 20
+    own_network: bool = False                    # a network namespace with only its loopback
 
     @property
     def inside_home(self) -> str:
@@ -80,7 +87,8 @@ def command(view: View, bwrap: str | None = None, setpriv: str | None = None) ->
     inside += [(path, writable) for _, path, writable in view.shared]
     args = [sys.executable, "-I", seccomp.__file__, bwrap or shutil.which("bwrap") or "bwrap",
             "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup", "--hostname", view.account.student,
+            "--unshare-uts", "--unshare-cgroup", *(["--unshare-net"] if view.own_network else []),
+            "--hostname", view.account.student,
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
             "--perms", "1777", "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(view.shm_bytes), "--tmpfs", "/dev/shm"]

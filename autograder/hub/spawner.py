@@ -5,7 +5,12 @@ on first use (``accounts``), their home image mounted (``homes``; their exchange
 which stays mounted, ``exchange``), their control groups made
 with the limits, emptied of anything a previous hub left (``cgroups``), and the server runs in
 ``bwrap`` as their account (``sandbox``), its process placed in the groups before it runs
-(``make_preexec_fn``), so that everything it starts is counted and limited there. When the
+(``make_preexec_fn``), so that everything it starts is counted and limited there. Her sandbox
+has a network namespace of its own: her server listens on a Unix socket in the folder
+``<state>/sandboxes/<user>/run`` (root's, mode 1777, shown in her sandbox only, at
+``sandbox.RUN``), which the proxy routes to (``http+unix://``) through a pin of root's
+(``server_socket``), and reaches the hub's API through the hub's socket there (``relay``),
+from her server's start to its stop. When the
 server stops (JupyterHub's stop, the idle culler, a hub that shuts down), every process left
 in the groups is killed and the home unmounted.
 
@@ -19,24 +24,34 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import time
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
+from jupyter_server import DEFAULT_JUPYTER_SERVER_PORT
 from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Any, Unicode
 
-from autograder.hub import accounts, exchange, homes, sandbox
+from autograder.hub import accounts, exchange, homes, relay, sandbox, server_socket
 from autograder.pipeline.sandbox.cgroups import Cgroup, group
 from autograder.pipeline.sandbox.limits import Limits
 from autograder.hub.student_env import interpreter
 
 KEPT = ("LANG", "LC_ALL", "JPY_API_TOKEN")
+SERVER_SOCKET, HUB_SOCKET = "server.sock", "hub.sock"     # in a student's sandbox.RUN
 # JupyterHub's single-user server, as its ``jupyterhub-singleuser`` script starts it, without
 # jsonschema's optional IRI checker: importing it builds dozens of parsers, 1.6 s of CPU of the
 # 3.5 s a server takes to start (autograder/__init__.py says why no Jupyter schema needs it).
 # ``-P``: the server's folder (a student's home, the course) is not put on its import path.
 SINGLEUSER = ("import sys; sys.modules['rfc3987_syntax'] = None; "
               "from jupyterhub.singleuser import main; sys.exit(main())")
+
+
+def unix_url(path: str | Path) -> str:
+    """The ``http+unix://`` address of the HTTP server on the Unix socket ``path``."""
+    return f"http+unix://{quote(str(path), safe='')}"
 
 
 def server_command(python: Path) -> list[str]:
@@ -60,6 +75,7 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
     limits = Any(Limits(), help="An autograder.pipeline.sandbox.limits.Limits for every student.").tag(config=True)
     exchange_root = Unicode(help="The nbgrader exchange (outside the sandboxes).").tag(config=True)
     course_id = Unicode("minitorch", help="The nbgrader course id.").tag(config=True)
+    hub_relay = Any(None, help="A student's server's way to the hub's API (relay.Relay), while it runs.")
 
     @property
     def is_student(self) -> bool:
@@ -80,9 +96,11 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         binds = exchange.prepare(Path(self.exchange_root), self.course_id, account,
                                  self.instructor_account, Path(self.state) / "disks",
                                  self.limits.inbound)
+        binds.append((self.run_folder, sandbox.RUN, True))
         return sandbox.View(account, self.home, env, interpreter(env),
                             Path(self.student_config), Path(self.state) / "sandboxes" / self.user.name,
-                            tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4)
+                            tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4,
+                            own_network=True)
 
     def instructor_view(self, account: accounts.Account) -> sandbox.View:
         """What the instructor's sandbox shows: the course and the exchange, read-write, and
@@ -93,11 +111,49 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         return sandbox.View(account, self.home, env, interpreter(env), Path(self.instructor_config),
                             Path(self.state) / "sandboxes" / self.user.name, tuple(shared))
 
+    @property
+    def run_folder(self) -> Path:
+        """Outside, the folder of a student's server's socket and the hub's (``sandbox.RUN``)."""
+        return Path(self.state) / "sandboxes" / self.user.name / "run"
+
     async def start(self):
         view = await asyncio.to_thread(self._prepare if self.is_student else self._prepare_instructor)
         self.cmd = sandbox.command(view) + server_command(view.environment / "bin" / "python")
         self.notebook_dir = view.inside_home if self.is_student else self.course
-        return await super().start()
+        return await (self._start_student(view) if self.is_student else super().start())
+
+    async def _start_student(self, view: sandbox.View) -> str:
+        """Her relay to the hub's API, her server, then the pin of its socket: its address."""
+        # Jupyter Server takes a socket only with its default port, which has no use in her
+        # network namespace: the address the hub gives the server (JUPYTERHUB_SERVICE_URL).
+        self.port = DEFAULT_JUPYTER_SERVER_PORT
+        self.hub_relay = relay.Relay(self.run_folder / HUB_SOCKET, self.user.name, self.hub.api_url)
+        await self.hub_relay.start()
+        await super().start()
+        await self._pin_server_socket(view.account.uid)
+        # JupyterHub keeps a port with every server's address, which the proxy would take for
+        # part of the socket's path: the address the hub and the proxy connect to has none.
+        self.server.connect_url = unix_url(self.pinned_socket)
+        return self.server.connect_url
+
+    @property
+    def pinned_socket(self) -> Path:
+        """Root's file beside her run folder, where her server's socket is pinned."""
+        return self.run_folder.parent / SERVER_SOCKET
+
+    async def _pin_server_socket(self, uid: int) -> None:
+        """Wait for her server's socket, then pin it (``server_socket``): the proxy's way in."""
+        made, deadline = self.run_folder / SERVER_SOCKET, time.monotonic() + self.http_timeout
+        while not server_socket.made(made):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.user.name}'s server made no socket at {made}")
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(server_socket.pin, made, self.pinned_socket, uid)
+
+    def get_args(self) -> list[str]:
+        """A student's server listens on its socket in ``sandbox.RUN``, not on a port."""
+        args = super().get_args()
+        return args + [f"--ServerApp.sock={sandbox.RUN}/{SERVER_SOCKET}"] if self.is_student else args
 
     def _prepare_instructor(self) -> sandbox.View:
         """The instructor's account, home and identity files."""
@@ -115,6 +171,9 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         homes.mount(Path(self.state) / "disks" / f"{self.user.name}.ext4", view.home,
                     self.limits.disk, account)
         sandbox.identity_files(view)
+        shutil.rmtree(self.run_folder, ignore_errors=True)     # nothing of hers left in it
+        self.run_folder.mkdir(mode=0o700)
+        os.chmod(self.run_folder, 0o1777)
         self.cgroup.create(self.limits)
         return view
 
@@ -138,6 +197,10 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         env = super().get_env()
         environment = self.student_environment if self.is_student else self.instructor_environment
         env = {k: v for k, v in env.items() if k.startswith("JUPYTERHUB_") or k in KEPT}
+        if self.is_student:     # the hub's API through its socket in her sandbox
+            api = unix_url(f"{sandbox.RUN}/{HUB_SOCKET}") + urlsplit(self.hub.api_url).path
+            env.update(JUPYTERHUB_API_URL=api,
+                       JUPYTERHUB_ACTIVITY_URL=f"{api}/users/{quote(self.user.name)}/activity")
         return {**env, "HOME": f"/home/{self.user.name}", "USER": self.user.name,
                 "SHELL": "/bin/bash", "TMPDIR": "/tmp", "JUPYTER_CONFIG_PATH": sandbox.CONFIG,
                 "PATH": f"{Path(environment) / 'bin'}:/usr/bin:/bin", **self.environment}
@@ -145,14 +208,21 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
     async def stop(self, now: bool = False) -> None:
         await super().stop(now=now)
         if self.is_student:
+            await self._close_relay()
             await asyncio.to_thread(self._clean_up)
 
     async def poll(self):
         status = await super().poll()
-        if status is not None and self.is_student and (self.cgroup.processes()
-                                                      or os.path.ismount(self.home)):
-            await asyncio.to_thread(self._clean_up)
+        if status is not None and self.is_student:
+            await self._close_relay()
+            if self.cgroup.processes() or os.path.ismount(self.home):
+                await asyncio.to_thread(self._clean_up)
         return status
+
+    async def _close_relay(self) -> None:
+        if self.hub_relay is not None:
+            await self.hub_relay.close()
+            self.hub_relay = None
 
     def _clean_up(self) -> None:
         """Kill what is left in the student's groups, then unmount the home."""
@@ -160,4 +230,5 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         if left:
             self.log.error("Processes %s of %s would not die", sorted(left), self.user.name)
         self.cgroup.remove()
+        homes.unmount(self.pinned_socket)
         homes.unmount(self.home)

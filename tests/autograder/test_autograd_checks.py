@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import audit, registry
+from autograder import audit, audit_cells, registry
 from autograder.mutants.autograd import MUTANTS
 from students import (assert_mutants_cover, assert_says, assert_shows_no_check_code, family,
                       family_tests, grade, reference_subclass, student_with)
@@ -210,12 +210,16 @@ def test_a_bug_costs_only_the_points_of_its_concern(name, only):
 def test_an_engine_bug_is_named_in_every_check_it_fails():
     """A tensor used twice (x * x, a diamond) shows the engine's bug, named the same way
     wherever it shows; the MLP, whose loss gradient is given and which uses each tensor once,
-    does not lose its cell to it."""
+    does not lose its cell to it, and in the notebook neither does cross_entropy: its wrong
+    gradient is the engine's, which the engine's cells have already found (each check judged
+    alone, it fails there too)."""
     mutant = next(m for m in MUTANTS if m.name == "tensor_received_gradient_assigned")
     verdict = audit.audit_mutant(mutant)
-    assert set(verdict.caught_by) == {"tensor_reused_nodes", "tensor_deep_graph"}
+    assert set(verdict.caught_by) == {"tensor_reused_nodes", "tensor_deep_graph",
+                                      "tensor_cross_entropy"}
     assert all("counted once" in m or "one use of x counted" in m for m in verdict.messages), \
         verdict.messages
+    assert set(audit_cells.cells(mutant)) == {"tensor_reused_nodes", "tensor_deep_graph"}
 
 
 # --------------------------------------------------------------------------- students

@@ -13,7 +13,10 @@ from students import (MODULES, assert_mutants_cover, assert_says, family, family
 
 FAMILY = family("conv", "conv_functions", "conv_init", "conv_layout", "pooling")
 CONV_CELLS = ("conv2d_forward", "conv2d_backward_input", "conv2d_backward_params",
-              "conv2d_stride", "conv2d_padding")
+              "conv2d_padding", "conv2d_stride")
+# The cells a Conv2d cell's excuses rest on (their verdicts and what they kept), before it in
+# the notebook.
+UPSTREAM = ("im2col_rows", "col2im_adds_overlaps", "conv2d_init")
 # The notebook's read-only input checks and its solution cells, on the students' Module.
 SOLUTION = MODULES + "\nfrom numpy.lib.stride_tricks import sliding_window_view\n" + "\n\n".join(
     solution_source("13_conv", cell) for cell in (
@@ -26,6 +29,7 @@ def test_family_has_the_expected_checks():
         "maxpool2d_forward", "maxpool2d_backward", "avgpool2d"}
     assert registry.CHECKS["conv2d_forward"].targets == ("Conv2d", "im2col")
     assert registry.CHECKS["conv2d_stride"].targets == ("Conv2d", "im2col", "col2im")
+    assert registry.CHECKS["conv2d_padding"].targets == ("Conv2d", "im2col", "col2im")
 
 
 def test_mutants_cover_every_function_and_class():
@@ -38,9 +42,11 @@ test_the_family_runs_fast, test_a_correct_student_passes = family_tests(FAMILY, 
 
 
 def _failed(student: dict, cells=CONV_CELLS) -> dict[str, str]:
-    """The cells of ``cells`` a student's notebook fails, with their messages."""
-    found = {name: grade_student(name, student) for name in cells}
-    return {name: message for name, message in found.items() if message is not None}
+    """The cells of ``cells`` a student's notebook fails, with their messages, graded in the
+    notebook's order after the cells they build on."""
+    found = {name: grade_student(name, student) for name in UPSTREAM + cells}
+    return {name: message for name, message in found.items()
+            if message is not None and name in cells}
 
 
 # --------------------------------------------------------------------------- own parts
@@ -56,6 +62,39 @@ def im2col(x, kernel_size, stride=1):
 ''')
     assert _failed(student) == {}
     assert_says(grade_student("im2col_rows", student), "(kernel row, kernel column, channel)")
+
+
+def test_an_im2col_that_answers_the_forward_input_wrongly_is_not_excused():
+    """The probe attack (issue 47, +3 before): a forward with its columns in (p, q, c) order on
+    a private im2col, and an im2col right everywhere but on the array the forward just padded.
+    The excuse computes with what im2col returned to its own cell, never asks it again."""
+    student = notebook(SOLUTION + """
+_seen = []
+
+def _columns_last(x, kernel_size, stride=1):
+    n, c = x.shape[:2]
+    windows = sliding_window_view(x, (kernel_size, kernel_size), axis=(2, 3))[:, :, ::stride, ::stride]
+    oh, ow = windows.shape[2:4]
+    return windows.transpose(0, 2, 3, 4, 5, 1).reshape(n * oh * ow, -1)
+
+_right = im2col
+
+def im2col(x, kernel_size, stride=1):
+    if any(x.shape == seen.shape and np.array_equal(x, seen) for seen in _seen):
+        return _columns_last(x, kernel_size, stride)
+    return _right(x, kernel_size, stride)
+
+class Conv2d(Conv2d):
+    def forward(self, x):
+        p = self.padding
+        _seen.append(np.pad(x, ((0, 0), (0, 0), (p, p), (p, p))))
+        y = super().forward(x)
+        cols = _columns_last(_seen[-1], self.kernel_size, self.stride)
+        return (cols @ self.filters()).reshape(len(x), *y.shape[2:], -1).transpose(0, 3, 1, 2) \
+            + (0 if self.bias is None else self.bias.data[:, None, None])
+""")
+    assert grade_student("im2col_rows", student) is None
+    assert "conv2d_forward" in _failed(student)
 
 
 def test_an_im2col_of_zeros_explains_nothing():

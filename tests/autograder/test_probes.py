@@ -4,11 +4,12 @@ A probe is a call whose answer decides only whether to forgive, never a score: t
 passes the check even when that call fails. The kernel sees every input, so code that
 recognises a probe answers it wrongly and is forgiven where it is graded (unit 12's one-operation
 graph on leaves 1.0 and 2.0 earned +2). An excuse rests on the upstream cell's own verdict
-(``autograder.verdicts``) or on what the graded call itself returned (docs/how-it-works.md, "An
+or on what that cell kept of the answers it graded (``autograder.verdicts``), or on what the
+graded call itself returned (docs/how-it-works.md, "An
 excuse rests on a verdict already reached"). For every registered check, each call site (what
 ``autograder.sandbox.call`` names) is made to fail in turn, as the student's code raising there
-would: the reference must then fail the check. ``UNGRADED`` lists the sites that still do not,
-each for its own fix; a new one fails here.
+would: the reference must then fail the check. None is left (issue 47, item 3: the last ones
+were units 3, 6, 9, 12, 13 and 14's); a new one fails here.
 """
 from __future__ import annotations
 
@@ -22,35 +23,6 @@ import autograder.checks  # noqa: F401  (registers every check)
 from autograder import audit, sandbox
 from autograder.registry import CHECKS
 from course.testing.failure import fail
-
-# check: the call sites whose failure the reference's verdict does not notice: an excuse that
-# still asks the kernel (the course's composition run on the student's Tensor, a fallback when
-# the student's container raises, fit's run with the grader's stand-ins), or a second layer the
-# check judges instead (Linear's without a bias, when the biased one raises).
-UNGRADED = {
-    "linear_backward_input": "Linear.",
-    "linear_grad_accumulates": "Linear.",
-    "tensor_cross_entropy": "L.backward() for L = cross_entropy(Z, y)",
-    "sequential_backward": "Sequential.forward",
-    "sequential_grads": "Sequential.parameters()",
-    "sequential_state_dict": "Sequential.named_parameters()",
-    "sequential_state_dict_buffers": "Sequential.named_parameters()",
-    "fit_history": "fit, with stand-ins",
-    "fit_callbacks": "",      # fit and the optimizer's rate, with the grader's stand-ins
-    # Unit 13's one-mistake-one-cell excuses (issue 48) still ask the kernel again, each left
-    # for its own fix (issue 47, item 3): the student's im2col or col2im run again when the
-    # layer's forward or dL/dx failed, the stride-1 and unpadded base layers the stride and
-    # padding cells are judged against, and the backward a forward check reads the layout from.
-    "conv2d_forward": ("im2col", "Conv2d.backward"),
-    "conv2d_backward_input": "col2im",
-    "conv2d_stride": "Conv2d(",
-    "conv2d_padding": "Conv2d(",
-    "maxpool2d_forward": "MaxPool2d.backward",
-    # Unit 14's sampler is judged on the student's own distribution, the reference's where
-    # theirs fails: the same kind of excuse, for the same fix.
-    "sample_draws": "next_token_probabilities",
-}
-
 
 REAL = sandbox.call
 
@@ -97,14 +69,9 @@ def _passes_without(name: str, site: str) -> bool:
     return _verdict_with(name, refusing) is None
 
 
-def _excused(name: str, site: str) -> bool:
-    return name in UNGRADED and site.startswith(UNGRADED[name])
-
-
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_every_call_into_the_students_code_is_graded(name):
-    probes = [site for site in _sites(name)
-              if _passes_without(name, site) and not _excused(name, site)]
+    probes = [site for site in _sites(name) if _passes_without(name, site)]
     assert probes == [], (f"{name} passes the reference when these calls into the student's "
                           "code fail: they decide no score, only an excuse, which must rest on a "
                           "verdict (autograder.verdicts) instead")

@@ -3,27 +3,29 @@
 Alice logs in with her own password and, from code in her kernel and commands in her
 terminal, tries what a student on the old hub could: read the course, the hub's secrets and
 other homes; write where others read; find a password or token in another process; use her
-own token beyond her server; log in or hand in as someone else; import the reference; starve the others
-with a memory bomb, a fork bomb or a full disk; leave a process behind her server; guess the
+own token beyond her server; connect to anything else listening on the machine; log in or
+hand in as someone else; import the reference; starve the others with a memory bomb, a fork
+bomb, a full disk or a flood of connections; leave a process behind her server; guess the
 instructor's and Bob's passwords while they log in. Each attempt must fail, and Bob's server and the hub must keep
 answering meanwhile. Runs on the hub of ``hubs.py`` (shared with the term test).
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
+from collections import Counter
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import psutil
 import pytest
 import requests
+import listening
 from hubs import Visit, processes_of
+from listening import Listener
 
-from autograder.hub import logins
-from autograder.hub.spawner import server_command
+from autograder.hub import logins, relay, sandbox
+from autograder.hub.spawner import SERVER_SOCKET
 
 pytestmark = pytest.mark.pipeline
 
@@ -109,127 +111,168 @@ def test_no_process_she_can_see_holds_a_secret(hub, alice):
     assert leaked == [], leaked
 
 
-def _via_proxy(hub, user: str, path: str) -> tuple[str, str]:
-    """The proxy's address on loopback for ``path`` on ``user``'s server, and the Host header
-    that routes it there (the sandbox resolves no ``*.localhost`` name)."""
-    server = urlsplit(hub.server(user))
-    return f"http://127.0.0.1:{hub.port}{server.path}/{path}", server.netloc
-
-
-def test_her_token_opens_only_her_own_server(hub, alice, bob, instructor):
-    """Every target runs (a stopped server would only send her to the hub's spawn page)."""
-    port = hub.port
-    targets = [("proxy routes", f"http://127.0.0.1:{port + 2}/api/routes", ""),
-               ("hub users", f"http://127.0.0.1:{port + 1}/hub/api/users", ""),
-               ("bob tokens", f"http://127.0.0.1:{port + 1}/hub/api/users/bob/tokens", ""),
-               ("instructor terminals", *_via_proxy(hub, "instructor", "api/terminals")),
-               ("bob kernels", *_via_proxy(hub, "bob", "api/kernels")),
-               ("own kernels", *_via_proxy(hub, "alice", "api/kernels"))]
-    result = alice.probe(f"""import os, urllib.request, urllib.error
-class Stay(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args):
-        return None
-opener = urllib.request.build_opener(Stay)
-token = os.environ['JUPYTERHUB_API_TOKEN']
-result = {{}}
-for name, url, host in {targets!r}:
-    headers = dict({{'Authorization': f'token {{token}}'}}, **({{'Host': host}} if host else {{}}))
-    try:
-        result[name] = [opener.open(urllib.request.Request(url, headers=headers), timeout=10).status, '']
-    except urllib.error.HTTPError as error:
-        result[name] = [error.code, error.headers.get('Location', '')]
-""")
-    assert result.pop("own kernels") == [200, ""]
-    assert all(_refused(code, location) for code, location in result.values()), result
-
-
-def _refused(code: int, location: str) -> bool:
-    """A refusal: an error, or a redirect to the hub's login (the token was not taken as a
-    login; with users on origins of their own, another user's server sends her there)."""
-    return code in (401, 403, 404) or (code in (302, 303) and (
-        "/hub/api/oauth2/authorize" in location or "/hub/login" in location))
-
-
 def _logs_in(hub, user: str, password: str) -> bool:
     return _try(hub, user, password) == 302
 
 
-def test_her_kernel_listens_on_no_port_another_student_could_reach(hub, alice):
-    """The network namespace is shared (the proxy must reach her server): her kernels talk
-    to her server over Unix sockets in her home (``hub/student``), never over TCP, where
-    anyone on the machine could subscribe to their output. Her processes listen on two TCP
-    ports: her server's, which asks every request for her token, and ipykernel's pipe for
-    the output of forked processes, a receive-only socket that drops what lacks its random key."""
-    kernels = alice.probe("import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
-                            "result = [[json.load(open(f))['transport'] for f in "
-                            "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')], "
-                            "get_ipython().kernel.iopub_socket.io_thread._pipe_port]")
-    mine = set(processes_of((hub.state / "homes" / "alice").stat().st_uid))
-    listening = {c.laddr.port: psutil.Process(c.pid).cmdline()[:4]
-                 for c in psutil.net_connections("tcp")
-                 if c.status == psutil.CONN_LISTEN and c.pid in mine}
-    python = f"{hub.env['MINITORCH_HUB_STUDENT_ENV']}/bin/python"
-    kernel, server = [python, "-m", "ipykernel_launcher", "-f"], server_command(Path(python))
-    assert kernels[0] and set(kernels[0]) == {"ipc"}, kernels
-    assert listening[kernels[1]] == kernel      # this kernel's pipe
-    assert sorted(map(tuple, listening.values())) == \
-        sorted([tuple(kernel)] * len(kernels[0]) + [tuple(server)]), listening
-
-
-SUBSCRIBE_TO_EVERY_PORT = """import time, zmq
-listening = []
-for name, host in (('/proc/net/tcp', '127.0.0.1'), ('/proc/net/tcp6', '[::1]')):
-    for line in open(name).read().splitlines()[1:]:
-        fields = line.split()
-        if fields[3] == '0A':
-            listening.append(f'tcp://{host}:{int(fields[1].rsplit(":", 1)[1], 16)}')
-context = zmq.Context()
-sub = context.socket(zmq.SUB)
-sub.setsockopt(zmq.IPV6, 1)
-sub.setsockopt(zmq.SUBSCRIBE, b'')
-for address in listening:
-    sub.connect(address)
-heard, deadline = [], time.monotonic() + SECONDS
-while time.monotonic() < deadline:
-    if sub.poll(200):
-        heard.append(b' '.join(sub.recv_multipart()).decode('latin-1'))
-result = [listening, heard]
+# The hub's API through the socket of her sandbox (``autograder/hub/relay.py``), with the
+# token her kernel inherits from her server; ``Connection: close``: one request per connection.
+ASK_THE_HUB = """import http.client, json, os, socket
+from urllib.parse import unquote, urlsplit
+api = urlsplit(os.environ['JUPYTERHUB_API_URL'])
+class Relayed(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(unquote(api.netloc))
+result = {}
+for method, path in ASKED:
+    ask = Relayed('hub', timeout=10)
+    ask.request(method, api.path + path, body=b'{}' if method == 'POST' else None, headers={
+        'Authorization': 'token ' + os.environ['JUPYTERHUB_API_TOKEN']})
+    answer = ask.getresponse()
+    body = answer.read()
+    result[f'{method} {path}'] = [answer.status, json.loads(body).get('name') if path == '/user' else '']
 """
 
 
-def _listeners(hub) -> dict[int, list[str]]:
-    """Every TCP port the hub's processes listen on (the hub, its proxy, the users' servers,
-    their kernels), and the command of the process that holds it."""
-    hub_api = next(c.pid for c in psutil.net_connections("tcp")
-                   if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 1)
-    tree = {hub_api} | {child.pid for child in psutil.Process(hub_api).children(recursive=True)}
-    return {c.laddr.port: psutil.Process(c.pid).cmdline()
-            for c in psutil.net_connections("tcp")
-            if c.status == psutil.CONN_LISTEN and c.pid in tree}
+def test_her_token_reaches_only_the_hub_routes_her_server_needs(hub, alice):
+    """Her kernel holds her server's token and reaches the hub's API only through the relay in
+    her sandbox: who she is, yes; anything else of hers or anyone's, refused before the hub."""
+    asked = [("GET", "/user"), ("GET", "/users"), ("GET", "/users/bob/tokens"),
+             ("GET", "/users/alice/tokens"), ("POST", "/users/bob/activity"),
+             ("DELETE", "/users/bob/server"), ("POST", "/users/alice/tokens"),
+             ("GET", "/proxy"), ("GET", "/services")]
+    result = alice.probe(ASK_THE_HUB.replace("ASKED", repr(asked)))
+    assert result.pop("GET /user") == [200, "alice"]
+    assert result == {f"{method} {path}": [403, ""] for method, path in asked[1:]}
 
 
-def test_her_kernel_hears_no_other_users_kernel(hub, alice, bob, instructor):
-    """The network namespace is shared, so her kernel lists every socket listening on the
-    machine (``/proc/net/tcp``) and subscribes to each with ZeroMQ while the instructor's
-    kernel prints a solution: it hears nothing. The instructor's kernels speak over Unix sockets
-    in her sandbox (``hub/instructor``), as the students' do; what listens on TCP is the hub,
-    its proxy and each user's server (HTTP that asks for a token), and in each kernel
-    ipykernel's pipe for forked output (receive-only, dropping what lacks its random key)."""
+def test_her_sandbox_has_a_network_of_its_own_with_only_its_loopback(hub, alice):
+    """Seen from the machine: every process of hers is in one network namespace, not the
+    machine's, whose only interface is ``lo``; her server listens on its Unix socket and on no
+    port; her kernels speak to it over Unix sockets (``hub/student``), and what listens on a
+    port in her namespace is each kernel's pipe for the output of forked processes."""
+    kernels = alice.probe("import glob, json\nfrom jupyter_core.paths import jupyter_runtime_dir\n"
+                          "result = [json.load(open(f))['transport'] for f in "
+                          "glob.glob(jupyter_runtime_dir() + '/kernel-*.json')]")
+    mine = processes_of((hub.state / "homes" / "alice").stat().st_uid)
+    nets = {listening.namespace(pid) for pid in mine}
+    assert len(nets) == 1 and nets != {listening.namespace(os.getpid())}, nets
+    interfaces = [line.split(":")[0].strip()
+                  for line in open(f"/proc/{mine[0]}/net/dev").read().splitlines()[2:]]
+    assert interfaces == ["lo"]
+    held = listening.listeners(mine)
+    assert kernels and set(kernels) == {"ipc"}, kernels
+    assert Listener(nets.pop(), "unix", f"{sandbox.RUN}/{SERVER_SOCKET}") in held
+    assert sum(found.family != "unix" for found in held) == len(kernels), held   # the pipes
+
+
+REACH_EVERY_ONE = """import errno, socket
+result = {}
+for family, address, port in TARGETS:
+    kind = {'inet': socket.AF_INET, 'inet6': socket.AF_INET6, 'unix': socket.AF_UNIX}[family]
+    where = ('\\0' + address[1:] if address.startswith('@') else address) if family == 'unix' else (
+        (address if address not in ('0.0.0.0', '::') else ('127.0.0.1', '::1')[family == 'inet6']), port)
+    with socket.socket(kind) as probe:
+        probe.settimeout(3)
+        try:
+            probe.connect(where)
+            said = 'connected'
+        except OSError as error:
+            said = errno.errorcode.get(error.errno, str(error))
+    result[f'{family} {address} {port}'] = said
+"""
+
+
+def test_from_her_kernel_nothing_of_anyone_else_listens(hub, alice, bob, instructor):
+    """Every socket listening in the machine's network namespace (the hub's API, the proxy's
+    port and API, the instructor's server and kernels, the relays of every sandbox) and in
+    every other student's (Bob's server and kernels), listed from the machine's side, and the
+    sockets of every user's server and relay at their paths on the machine: her kernel
+    connects to none. A Unix socket's path that she reaches is one of her own sandbox's (Bob's
+    server listens at the same path in his, where she cannot see)."""
     bob.run("print('a kernel of bob')")
     instructor.run("print('a kernel of the instructor')")
-    speaking = threading.Thread(target=instructor.run, args=(
-        "import time\nfor _ in range(10):\n    print('SOLUTION-7f3a', flush=True); time.sleep(1)",))
-    threading.Timer(3, speaking.start).start()
-    listening, heard = alice.probe(SUBSCRIBE_TO_EVERY_PORT.replace("SECONDS", "14"))
-    speaking.join()
-    assert [said for said in heard if "SOLUTION-7f3a" in said] == []
-    held = _listeners(hub)
-    kernels = [command for command in held.values() if "ipykernel_launcher" in command]
-    print(f"\nshe saw {len(listening)} TCP ports listening; the hub's processes hold "
-          f"{sorted(held)}: {len(kernels)} of them kernels' pipes")
-    assert {f"tcp://127.0.0.1:{port}" for port in held} <= set(listening)
-    connection_files = {command[command.index("-f") + 1] for command in kernels}
-    assert len(kernels) == len(connection_files) >= 3, held   # one port per kernel: its pipe
+    hub_pid = next(c.pid for c in psutil.net_connections("tcp")
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 1)
+    held = listening.listeners(listening.tree(hub_pid))
+    hers = listening.namespace(processes_of((hub.state / "homes" / "alice").stat().st_uid)[0])
+    own_paths = {found.address for found in held if found.namespace == hers}
+    others = {found for found in held if found.namespace != hers}
+    others |= {Listener("machine", "unix", str(path)) for path in (hub.state / "sandboxes").glob("*/run/*.sock")}
+    targets = sorted((found.family, found.address, found.port) for found in others)
+    result = alice.probe(REACH_EVERY_ONE.replace("TARGETS", repr(targets)), timeout=120)
+    reached = {target: said for target, said in result.items()
+               if said == "connected" and target.split(" ")[1] not in own_paths}
+    namespaces = {found.namespace for found in others} - {"machine"}
+    print(f"\nshe tried {len(targets)} listening sockets of {len(namespaces)} other network "
+          f"namespaces and the machine's paths: "
+          + ", ".join(f"{n} {said}" for said, n in sorted(Counter(result.values()).items())))
+    assert reached == {}, reached
+    ports = {found.port for found in others if found.family == "inet"}
+    assert {hub.port, hub.port + 1, hub.port + 2} <= ports, ports
+    assert len(namespaces) >= 2            # the machine's and Bob's at least
+    assert sum(found.address.endswith(f"/{SERVER_SOCKET}") for found in others) >= 3   # Bob's, the paths
+
+
+def test_a_link_in_place_of_her_servers_socket_leads_the_proxy_nowhere_else(hub, alice, bob):
+    """Her server's socket is in a folder she may write: she puts a symbolic link to the
+    socket the proxy reaches Bob's server at in its place. The proxy connects to the pin of
+    her server's own socket (``autograder/hub/server_socket.py``): it reaches her server still."""
+    bobs = hub.state / "sandboxes" / "bob" / SERVER_SOCKET
+    alice.probe(f"import os\npath = '{sandbox.RUN}/{SERVER_SOCKET}'\n"
+                f"os.symlink('{bobs}', path + '.link')\nos.replace(path + '.link', path)\nresult = 0")
+    assert os.readlink(hub.state / "sandboxes" / "alice" / "run" / SERVER_SOCKET) == str(bobs)
+    me = alice.api("GET", "me")
+    assert me.status_code == 200 and me.json()["identity"]["username"] == "alice", me.text[:300]
+
+
+# Her kernel opens many connections and holds them: to the proxy's port (no such port in her
+# network) and to the hub's API through her relay, which keeps at most relay.CONNECTIONS.
+FLOOD = """import resource, socket, os
+from urllib.parse import unquote, urlsplit
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+flood, said = [], {}
+for kind, where in ((socket.AF_INET, ('127.0.0.1', PORT)),
+                    (socket.AF_UNIX, unquote(urlsplit(os.environ['JUPYTERHUB_API_URL']).netloc))):
+    for _ in range(COUNT):
+        probe = socket.socket(kind)
+        probe.settimeout(5)
+        try:
+            probe.connect(where)
+            flood.append(probe)
+            said['held'] = said.get('held', 0) + 1
+        except OSError as error:
+            said[error.strerror] = said.get(error.strerror, 0) + 1
+            probe.close()
+result = said
+"""
+
+
+def test_a_flood_of_connections_from_her_kernel_leaves_the_others_logging_in(hub, alice, bob):
+    """Issue 46 (5c): 20,000 idle connections from one kernel took the proxy's open files and
+    the login page failed 5 of 8 tries. Her kernel now tries 10,000 and holds what it gets,
+    while Bob logs in and works: the proxy is not in her network (every try refused), and the
+    hub's relay for her accepts at most ``relay.CONNECTIONS`` at once (a few more wait in its
+    queue, the rest fail at connect); Bob's 8 logins all succeed."""
+    hub_pid = next(c.pid for c in psutil.net_connections("tcp")
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 1)
+    proxy_pid = next(c.pid for c in psutil.net_connections("tcp")
+                     if c.status == psutil.CONN_LISTEN and c.laddr.port == hub.port + 2)
+    files_before = psutil.Process(hub_pid).num_fds(), psutil.Process(proxy_pid).num_fds()
+    with Pulse(hub, bob) as pulse:
+        said = alice.probe(FLOOD.replace("PORT", str(hub.port)).replace("COUNT", "5000"), timeout=300)
+        files_during = psutil.Process(hub_pid).num_fds(), psutil.Process(proxy_pid).num_fds()
+        logins = [_logs_in(hub, "bob", hub.password("bob")) for _ in range(8)]
+    alice.run("for probe in flood:\n    probe.close()\nflood.clear()")
+    print(f"\nher kernel's 10,000 tries: {said}; open files of the hub and the proxy "
+          f"before {files_before}, during {files_during}; Bob's logins {logins.count(True)} of 8, "
+          f"slowest answer of his server or the hub meanwhile {pulse.slowest:.2f} s")
+    assert said.get("Connection refused") == 5000         # the proxy's port: not in her network
+    assert logins == [True] * 8 and pulse.failures == [], (logins, pulse.failures)
+    assert files_during[0] - files_before[0] <= relay.CONNECTIONS + 16, (files_before, files_during)
+    assert files_during[1] - files_before[1] <= 16, (files_before, files_during)
 
 
 def test_her_password_is_hers_alone(hub):

@@ -1,16 +1,19 @@
 """The course hub's parts that need no hub: limits, the roster, passwords, the sandbox's
-command line, the exchange's folders and the users' origins (``autograder/hub/``)."""
+command line, the pin of a server's socket, the exchange's folders and the users' origins
+(``autograder/hub/``)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from tornado.httputil import HTTPHeaders, HTTPServerRequest
 
-from autograder.hub import exchange, logins, origins, roster, sandbox
+from autograder.hub import exchange, homes, logins, origins, roster, sandbox, server_socket
 from autograder.pipeline.sandbox import limits
 from autograder.hub.accounts import Account, AccountError, unix_name
 
@@ -126,7 +129,28 @@ def test_the_sandbox_binds_only_what_a_student_may_see(tmp_path):
                                             "--clear-groups", "--inh-caps=-all",
                                             "--bounding-set=-all", "--no-new-privs", "--"]
     assert {"--unshare-pid", "--unshare-ipc", "--die-with-parent"} <= set(args)
-    assert "--share-net" not in args and "--unshare-net" not in args   # the proxy must reach it
+    assert "--share-net" not in args and "--unshare-net" not in args   # the instructor's: loopback
+    assert "--unshare-net" in sandbox.command(dataclasses.replace(view, own_network=True))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts: root only")
+def test_only_her_own_socket_is_pinned_and_a_link_later_changes_nothing(tmp_path):
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp_path / "server.sock"))
+    listener.listen(1)
+    os.symlink(tmp_path / "server.sock", tmp_path / "link.sock")
+    for path, uid in ((tmp_path / "link.sock", 0), (tmp_path / "server.sock", 4343)):
+        with pytest.raises(OSError, match="not a socket of uid"):
+            server_socket.pin(path, tmp_path / "pinned", uid)
+    server_socket.pin(tmp_path / "server.sock", tmp_path / "pinned", 0)
+    try:
+        os.replace(tmp_path / "link.sock", tmp_path / "server.sock")     # her link, afterwards
+        with socket.socket(socket.AF_UNIX) as visitor:
+            visitor.connect(str(tmp_path / "pinned"))
+            listener.accept()[0].close()
+    finally:
+        homes.unmount(tmp_path / "pinned")
+        listener.close()
 
 
 INSTRUCTOR, ADA = Account("jupyter-instructor", "instructor", 4242, 4242), Account("jupyter-ada", "ada", 4343, 4343)

@@ -1,20 +1,27 @@
 """A grading worker's station: caches built once per machine, a worker's own modules kept out of
-the garbage collector's full passes."""
+the garbage collector's full passes, no control group left behind by a worker killed mid-job."""
 from __future__ import annotations
 
 import gc
 import multiprocessing
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 from importlib import metadata
 from pathlib import Path
 
+import psutil
 import pytest
 
 from autograder.pipeline.job import station as station_module
 from autograder.pipeline.job.station import Station
+from autograder.pipeline.sandbox import cgroups
+from autograder.pipeline.sandbox.limits import Limits as GroupLimits
 from course.datasets.digits import CACHE_ENV, cached
 
 pytestmark = pytest.mark.pipeline
@@ -92,3 +99,55 @@ def test_a_temporary_folder_too_deep_for_unix_sockets_is_not_used(tmp_path, monk
     monkeypatch.setattr(station_module.tempfile, "tempdir", short)
     assert station_module.base() == short
     os.rmdir(short)
+
+
+needs_cgroups = pytest.mark.skipif(
+    os.environ.get("CI") != "true" and cgroups.unavailable() is not None,
+    reason="needs control groups the grader can make (root; under CI=true, a failure)")
+# A worker in the middle of a job: the job's group made by the station, its kernel (a sleep)
+# born in it, started in a session of its own when the kernel is to outlive the worker.
+WORKER = """
+import subprocess, sys
+from autograder.pipeline.job.station import Station
+with Station().job() as (folder, group):
+    kernel = subprocess.Popen(["sleep", "600"], preexec_fn=group.join_self,
+                              start_new_session=sys.argv[1] == "orphan")
+    print(kernel.pid, flush=True)
+    kernel.wait()
+"""
+
+
+def _killed_mid_job(kernel: str) -> tuple[str, int]:
+    """A worker SIGKILLed with its process group during a job: its group's name, its kernel."""
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, kernel], stdout=subprocess.PIPE,
+                              start_new_session=True)
+    kernel_pid = int(worker.stdout.readline())
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    return f"{station_module.CGROUP_PREFIX}{worker.pid}", kernel_pid
+
+
+@needs_cgroups
+def test_a_worker_killed_mid_job_leaves_no_group_to_the_next_worker(monkeypatch):
+    """Nothing ran the killed workers' clean-up, so their groups stayed; the next station's
+    start removes the empty ones, keeps a live worker's and one a surviving kernel holds."""
+    monkeypatch.delenv(CACHE_ENV)       # the machine's caches: the workers build them once
+    orphaned, kernel = _killed_mid_job("orphan")
+    killed, _ = _killed_mid_job("killed")
+    live = cgroups.group(f"{station_module.CGROUP_PREFIX}{os.getpid()}/00001")
+    live.create(GroupLimits())
+    try:
+        assert cgroups.group(killed).subgroups() == {"00001"}
+        assert cgroups.group(orphaned).subgroups() == {"00001"}
+        Station()
+        assert cgroups.group(killed).subgroups() == set()
+        assert killed not in cgroups.group("").subgroups()
+        assert {orphaned, live.name.split("/")[0]} <= cgroups.group("").subgroups()
+        os.kill(kernel, signal.SIGKILL)
+        while cgroups.group(f"{orphaned}/00001").processes():
+            time.sleep(0.05)
+        assert station_module.remove_abandoned_groups() == [orphaned]
+    finally:
+        os.kill(kernel, signal.SIGKILL) if psutil.pid_exists(kernel) else None
+        live.remove()
+        cgroups.group(live.name.split("/")[0]).remove()

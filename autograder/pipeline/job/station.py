@@ -18,8 +18,11 @@ Where the machine lets it (root, cgroup v1 or a delegated v2 group:
 ``minitorch-grader-PID/NNNNN`` under the worker's: its kernel and all that starts are born in
 it, the OS bounds their memory, processes and CPU share (one core at most, an equal share of
 a busy machine) and counts their CPU time, which the job's budget is; a job is stopped by
-killing its whole group. Elsewhere ``cgroups_unavailable`` says why, and a job keeps the
-kernel's per-process limits and a budget on the clock.
+killing its whole group. A worker killed mid-job (``kill -9``, a lost machine's process)
+leaves its groups behind: every station start and job start removes the empty groups of
+workers whose process is gone (``remove_abandoned_groups``; a group that still holds a process
+stays, as its owner may live in another PID namespace). Elsewhere ``cgroups_unavailable`` says
+why, and a job keeps the kernel's per-process limits and a budget on the clock.
 """
 from __future__ import annotations
 
@@ -102,6 +105,8 @@ class Station:
         self._count = 0
         self._zygote: subprocess.Popen | None = None
         self.cgroups_unavailable = cgroups.unavailable()   # None: every job gets a group
+        if self.cgroups_unavailable is None:
+            remove_abandoned_groups()
         self._build_caches()
         # The worker's modules (Dask, nbgrader, SQLAlchemy: hundreds of thousands of objects)
         # stay for its life: kept out of the collector's full passes, which ran during jobs.
@@ -167,6 +172,7 @@ class Station:
         folder.mkdir(parents=True)
         group, parent = None, f"{CGROUP_PREFIX}{os.getpid()}"
         if self.cgroups_unavailable is None:
+            remove_abandoned_groups()       # a worker killed since may have retried its job here
             group = cgroups.group(f"{parent}/{self._count:05d}")
             group.create(limits)
         try:
@@ -244,6 +250,24 @@ def base() -> str:
     folder = tempfile.gettempdir()
     deepest = os.path.join(folder, f"{PREFIX}4194304-abcdefgh", DEEPEST_SOCKET)
     return folder if len(os.fsencode(deepest)) <= SOCKET_PATH_BYTES else "/tmp"
+
+
+def remove_abandoned_groups() -> list[str]:
+    """Remove the control groups a worker whose process is gone left under this worker's own
+    (``minitorch-grader-PID`` and its jobs' groups), those that hold no process; the names of
+    the workers' groups removed."""
+    removed = []
+    for name in sorted(cgroups.group("").subgroups()):
+        pid = name[len(CGROUP_PREFIX):]
+        if not name.startswith(CGROUP_PREFIX) or not pid.isdigit() or psutil.pid_exists(int(pid)):
+            continue
+        worker = cgroups.group(name)
+        for job in worker.subgroups():
+            cgroups.group(f"{name}/{job}").remove()
+        worker.remove()
+        if not worker.subgroups() and not worker.processes():
+            removed.append(name)
+    return removed
 
 
 def _remove_stale() -> None:

@@ -49,6 +49,10 @@ class Cgroup(ABC):
         """Remove the (empty) group; a group that still holds a process stays."""
 
     @abstractmethod
+    def subgroups(self) -> set[str]:
+        """The names of the groups directly inside this one (none when it does not exist)."""
+
+    @abstractmethod
     def _strike(self, pids: set[int]) -> None:
         """Kill ``pids``, the group stopped meanwhile so that none forks."""
 
@@ -96,6 +100,14 @@ def sigkill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def folders(path: Path) -> set[str]:
+    """The names of the folders in ``path`` (a group's subgroups); none when it is gone."""
+    try:
+        return {child.name for child in path.iterdir() if child.is_dir()}
+    except FileNotFoundError:
+        return set()
 
 
 def read_pids(path: Path) -> set[int]:

@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, read_number,
-                                                     read_pids, sigkill, write)
+from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, folders,
+                                                     read_number, read_pids, sigkill, write)
 from autograder.pipeline.sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
@@ -93,3 +93,6 @@ class SplitCgroup(Cgroup):
                 self.folder(controller).rmdir()
             except (FileNotFoundError, OSError):
                 pass
+
+    def subgroups(self) -> set[str]:
+        return set().union(*(folders(self.folder(controller)) for controller in CONTROLLERS))

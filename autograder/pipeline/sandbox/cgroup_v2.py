@@ -30,8 +30,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, read_number,
-                                                     read_pids, sigkill, write)
+from autograder.pipeline.sandbox.cgroup_base import (PERIOD_US, ROOT, Cgroup, folders,
+                                                     read_number, read_pids, sigkill, write)
 from autograder.pipeline.sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids", "cpu")
@@ -136,6 +136,9 @@ class UnifiedCgroup(Cgroup):
             self.folder.rmdir()
         except (FileNotFoundError, OSError):
             pass
+
+    def subgroups(self) -> set[str]:
+        return folders(self.folder)
 
 
 def _delegates(group: Path) -> bool:
