@@ -1,8 +1,8 @@
 """Visible test cells that carry points, scored by the grader's process.
 
 Such a cell (unit 11's ``grade-budget`` and ``grade-accuracy``, unit 14's
-``grade-language-model``) is the student's own view of the graded run: it still runs in the
-kernel and its printed output reaches the graded notebook and the feedback. Its score does not come from that run. Before the cell runs, the
+``grade-language-model``, unit 16's ``grade-gpt-sorter`` and ``grade-gpt-namer``) is the
+student's own view of the graded run: it still runs in the kernel and its printed output reaches the graded notebook and the feedback. Its score does not come from that run. Before the cell runs, the
 grader runs the check of ``VERDICTS`` from outside (once per notebook: the run is shared by
 the cells), and the cell's outputs are the kernel's text and pictures followed by the
 verdict: nothing when it passes, a ``CheckFailure`` error when it fails, the grader's fault
@@ -16,7 +16,7 @@ from typing import Callable
 
 from nbformat import NotebookNode
 
-from autograder.checks import capstone, language_training
+from autograder.checks import capstone, gpt_training, language_training
 from autograder.remote.channel import Channel
 from autograder.remote.errors import GraderFault
 from autograder.cells.hidden import failure_output, fault_output
@@ -29,6 +29,8 @@ VERDICTS: dict[str, tuple[Callable[[Channel, CPU, float], object], Callable[[obj
     "grade-budget": (capstone.graded_run, capstone.budget),
     "grade-accuracy": (capstone.graded_run, capstone.accuracy),
     "grade-language-model": (language_training.graded_run, language_training.language_model),
+    "grade-gpt-sorter": (gpt_training.sorter_run, gpt_training.gpt_sorter_run),
+    "grade-gpt-namer": (gpt_training.namer_run, gpt_training.gpt_namer_run),
 }
 KEPT = {"stream", "display_data"}
 

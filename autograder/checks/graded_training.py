@@ -1,5 +1,5 @@
 """The grader's own timed run of a student's ``train(model, X, y)``, for every unit whose points
-come from a trained model (unit 11's digits, unit 14's language model).
+come from a trained model (unit 11's digits, unit 14's language model, unit 16's GPTs).
 
 A unit describes its run as a ``Training``: the kernel's names it calls, how the untrained
 model is built there, the grader's arrays (``X`` and ``y`` go to ``train``; the others are the
@@ -55,14 +55,24 @@ class Measured:
     def outputs(self, name: str, shape: tuple[int, ...]) -> tuple[Remote, np.ndarray]:
         """``model(<the grader's array name>)`` in the kernel: the kernel's result and its
         values here, which must be an array of ``shape``."""
+        return self._model_of(name, self.held[name], shape)
+
+    def output_of(self, what: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """``model(array)`` for an array the grader makes now (``what`` names it; e.g. the
+        tokens decoded so far): its values here, an array of ``shape``."""
+        return self._model_of(what, self.session.hold(array), shape)[1]
+
+    def _model_of(self, name: str, held: Remote, shape: tuple[int, ...]) -> tuple[Remote, np.ndarray]:
         returned = call(f"model({name})", self.session.send, "held", "call", self.model,
-                        [self.held[name]], {})
+                        [held], {})
         values = self.session.value(returned)
         expect(not isinstance(values, Remote), f"The trained model maps {name} to a "
                f"{type_name(values)}, expected an array of shape {shape}.")
         values = np.asarray(values)
         expect(values.shape == shape, f"The trained model maps {name} to an array of shape "
                f"{values.shape}, expected {shape}.")
+        expect(values.dtype.kind in "fiu", f"The trained model maps {name} to an array of "
+               f"{values.dtype}, expected numbers.")
         return returned, values
 
 
@@ -79,7 +89,9 @@ class Training:
     ``budget``: the CPU seconds of the whole session the cells allow;
     ``history_keys``: what the history ``train`` returns may hold (``train_loss`` required);
     ``keyed_on``: the functions the notebook's cache is keyed on, as its ``graded_run()`` keys it;
-    ``faster``: how to train faster, said when the run is stopped.
+    ``faster``: how to train faster, said when the run is stopped;
+    ``train``: the name of the training function among ``names``;
+    ``cache``: the notebook's dict the run is written into (its ``graded_run()``'s cache).
     """
 
     names: tuple[str, ...]
@@ -91,6 +103,8 @@ class Training:
     history_keys: frozenset[str]
     keyed_on: tuple[str, ...]
     faster: str
+    train: str = "train"
+    cache: str = "_submission"
 
     @property
     def limit(self) -> float:
@@ -144,13 +158,13 @@ def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Ru
     held = {name: session.hold(arrays[name]) for name in training.sent}
     start = cpu()
     model = training.build(kernel)
-    history = call("train(model, X_train, y_train)", session.send, "held", "call",
-                   kernel["train"], [model, held["X"], held["y"]], {})
+    history = call(f"{training.train}(model, X_train, y_train)", session.send, "held", "call",
+                   kernel[training.train], [model, held["X"], held["y"]], {})
     call("model.eval()", getattr(model, "eval", _missing))
     score, record = training.measure(Measured(session, model, arrays, held))
     problem = history_problem(session.value(history), training.history_keys)
     seconds = cpu() - start
-    _remember(session, tuple(kernel[name] for name in training.keyed_on),
+    _remember(session, training.cache, tuple(kernel[name] for name in training.keyed_on),
               dict(model=model, history=history, seconds=seconds, **record))
     return Run(history_problem=problem, seconds=seconds, score=score,
                figures={k: v for k, v in record.items() if isinstance(v, (int, float, str))})
@@ -182,12 +196,13 @@ def _epochs(values) -> int:
     return len(values) if hasattr(values, "__len__") else 0
 
 
-def _remember(session: Session, functions: tuple[Remote, ...], run: dict) -> None:
-    """The run written into the notebook's ``_submission`` cache (as its ``graded_run()`` would
-    write it), so its cells show the grader's figures; a cache the student's code replaced
-    is left alone: the cells then train again in the kernel, and score nothing either way."""
+def _remember(session: Session, name: str, functions: tuple[Remote, ...], run: dict) -> None:
+    """The run written into the notebook's cache ``name`` (``_submission``, as its
+    ``graded_run()`` would write it), so its cells show the grader's figures; a cache the
+    student's code replaced is left alone: the cells then train again in the kernel, and score
+    nothing either way."""
     try:
-        cache = session.send("held", "lookup", "_submission")
+        cache = session.send("held", "lookup", name)
         session.send("setitem", cache, "run", session.send("double", "namespace", run))
         session.send("setitem", cache, "functions", functions)
     except RemoteError:

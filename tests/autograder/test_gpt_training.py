@@ -1,0 +1,192 @@
+"""Unit 16's graded runs (``autograder.checks.gpt_training`` on ``graded_training``): a real
+kernel defines ``build_sorter``/``train_sorter`` and ``build_namer``/``train_namer`` from
+minitorch_ref's GPT and the notebook's recipe (``minitorch_ref.models.recipes``), with a
+classic mistake typed in where a test says so; the grader
+trains, decodes and measures from outside, its time the kernel's CPU time read in /proc."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import numpy as np
+import pytest
+
+from autograder.audit_remote import agent_kernel
+from autograder.cells import visible
+from autograder.checks import gpt_training as gpt
+from autograder.checks.graded_training import Run
+from autograder.pipeline.sandbox.kernel_cpu import KernelCPU
+from course.datasets import sorting_problems
+from course.testing.failure import CheckFailure
+
+STUDENT_CODE = '''
+import os
+from threadpoolctl import threadpool_limits
+from minitorch_ref import manual_seed
+from minitorch_ref.models.recipes import (NAMER, NAMER_STEPS, SORTER, SORTER_STEPS, build,
+                                          train_gpt)
+
+threadpool_limits(1)     # one BLAS thread, as in grading
+_sorter_run, _namer_run = {}, {}
+
+
+def build_sorter():
+    return build(SORTER)
+
+
+def build_namer():
+    return build(NAMER)
+
+
+def train_sorter(model, X, Y):
+    return train_gpt(model, X, Y, **SORTER_STEPS)
+
+
+def train_namer(model, X, Y):
+    return train_gpt(model, X, Y, **NAMER_STEPS)
+'''
+# Every block attends to the whole sequence: in training each position reads the next token
+NO_CAUSAL_MASK = '''
+_build_sorter = build_sorter
+def build_sorter():
+    model = _build_sorter()
+    for block in model.h:
+        block.forward = lambda x, is_causal=True, forward=block.forward: forward(x, is_causal=False)
+    return model
+'''
+FEW_STEPS = '''
+def train_sorter(model, X, Y):
+    return train_gpt(model, X, Y, steps=30, batch_size=64, warmup=10)
+'''
+
+
+@contextlib.contextmanager
+def student(code: str = ""):
+    """A kernel that ran the student's code (``code`` after it): its client, channel and the
+    meter of its CPU time (its process, read in /proc)."""
+    with agent_kernel(STUDENT_CODE + code) as (client, channel):
+        yield client, channel, KernelCPU(pid=int(printed(client, "print(os.getpid())")))
+
+
+def printed(client, code: str) -> str:
+    lines = []
+    client.execute_interactive(code, timeout=30, output_hook=lambda msg: lines.append(
+        msg["content"].get("text", "")) if msg["msg_type"] == "stream" else None)
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    with student() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def sorter(kernel):
+    return gpt.sorter_run(kernel[1], kernel[2])
+
+
+def test_the_reference_sorter_sorts_the_graders_new_problems_within_the_budget(sorter):
+    assert sorter.failure is None and sorter.history_problem is None
+    assert 1.0 < sorter.seconds < gpt.SORTER_BUDGET
+    assert sorter.score >= 0.98 and sorter.figures["teacher_forced"] >= 0.99
+    assert sorter.figures["graded_on"] == "the grader's 1,000 new problems"
+    gpt.gpt_sorter_run(sorter)
+
+
+def test_the_notebook_shows_the_graders_sorter_run(sorter, kernel):
+    text = printed(kernel[0], "r = _sorter_run['run']\n"
+                              "print(r.graded_accuracy, r.seconds, len(r.history['train_loss']))\n"
+                              "print(_sorter_run['functions'] == (build_sorter, train_sorter))")
+    accuracy, seconds, entries, same = text.split()
+    assert float(accuracy) == sorter.score and float(seconds) == sorter.seconds
+    assert int(entries) == 3 and same == "True"
+
+
+def test_the_sorter_budget_is_the_kernels_cpu_time(sorter, monkeypatch):
+    monkeypatch.setattr(gpt, "SORTER_BUDGET", sorter.seconds / 2)
+    with pytest.raises(CheckFailure, match=r"build_sorter\(\), train_sorter\(\) and the decoding "
+                                           r"used \d+\.\d s of CPU time in the grader's run, "
+                                           r"more than the budget"):
+        gpt.gpt_sorter_run(sorter)
+
+
+def test_a_model_without_its_causal_mask_learns_to_read_the_answer_and_cannot_sort():
+    with student(NO_CAUSAL_MASK) as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure is None and run.score < 0.1
+    assert run.figures["teacher_forced"] > gpt.READS_AHEAD
+    with pytest.raises(CheckFailure, match=r"sorts \d+\.\d% of the grader's 1,000 new problems "
+                                           r"exactly .* Likely mistake: no causal mask"):
+        gpt.gpt_sorter_run(run)
+
+
+def test_a_sorter_trained_too_little_is_told_to_train_longer():
+    with student(FEW_STEPS) as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure is None and run.score < gpt.SORT_THRESHOLD
+    with pytest.raises(CheckFailure, match="these points need 90%. Train longer"):
+        gpt.gpt_sorter_run(run)
+
+
+def test_a_train_that_overruns_the_limit_is_stopped_and_told_to_train_less(monkeypatch):
+    """Past 3 x its budget the run is stopped: here a budget of 1 s and 300 steps (~6 s)."""
+    monkeypatch.setattr(gpt, "SORTER", dataclasses.replace(gpt.SORTER, budget=1.0))
+    with student() as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure == ("The grader's run was stopped after 3 s (the budget is 1 s of CPU "
+                           f"time): {gpt.FASTER}.")
+    with pytest.raises(CheckFailure, match="stopped after 3 s"):
+        gpt.gpt_sorter_run(run)
+
+
+def test_the_reference_namer_beats_unit_14s_mlp_on_the_test_names(kernel):
+    run = gpt.namer_run(kernel[1], kernel[2])
+    assert run.failure is None and run.history_problem is None
+    assert 5.0 < run.seconds < gpt.NAMER_BUDGET
+    assert 1.9 < run.score < 2.09 and run.score - 0.15 < run.figures["val_nll"] < run.score
+    assert run.figures["graded_on"] == "the 516 test names (the grader's run)"
+    gpt.gpt_namer_run(run)
+    assert float(printed(kernel[0], "print(_namer_run['run'].graded_nll)")) == run.score
+
+
+def test_the_graded_problems_are_new_each_run_and_none_was_trained_on():
+    seen = sorting_problems(gpt.TRAINING_PROBLEMS, seed=0)
+    first, second = gpt._sorter_inputs()["problems"], gpt._sorter_inputs()["problems"]
+    assert first.shape == (gpt.GRADED_PROBLEMS, 6) and not np.array_equal(first, second)
+    known = {row.tobytes() for row in seen}
+    assert not any(row.tobytes() in known for row in np.concatenate([first, second]))
+
+
+def test_the_nll_counts_every_character_but_not_the_padding():
+    targets = np.array([[3, 0, -100], [1, 2, 0]])
+    logits = np.zeros((2, 3, 4))
+    logits[0, 2] = [50.0, -50.0, -50.0, -50.0]   # at a padded position: must not count
+    assert gpt.sequence_nll(logits, targets) == pytest.approx(np.log(4))
+
+
+def test_a_namer_that_knows_the_validation_names_far_better_was_trained_on_them():
+    run = Run(seconds=10.0, score=2.31, figures={"val_nll": 1.95, "graded_on": "the 516 test names"})
+    with pytest.raises(CheckFailure, match=r"NLL on the 516 test names is 2\.310; these points "
+                                           r"need at most 2\.15\. Likely mistake: its NLL on "
+                                           r"the validation names is 1\.950"):
+        gpt.gpt_namer_run(run)
+    with pytest.raises(CheckFailure, match="Train longer .* skips the padding"):
+        gpt.gpt_namer_run(Run(seconds=10.0, score=2.31, figures={"val_nll": 2.25}))
+
+
+@pytest.mark.parametrize("verdict", [gpt.gpt_sorter_run, gpt.gpt_namer_run])
+@pytest.mark.parametrize("figures, message", [
+    (Run(history_problem="train() returned list; return its history", seconds=1.0, score=0.99),
+     "train\\(\\) returned list"),
+    (Run(failure="train_sorter(model, X_train, y_train) raised ZeroDivisionError"),
+     "raised ZeroDivisionError"),
+])
+def test_a_broken_run_fails_the_cell_and_says_why(verdict, figures, message):
+    with pytest.raises(CheckFailure, match=message):
+        verdict(figures)
+
+
+def test_the_grade_cells_are_scored_by_these_runs():
+    assert visible.VERDICTS["grade-gpt-sorter"] == (gpt.sorter_run, gpt.gpt_sorter_run)
+    assert visible.VERDICTS["grade-gpt-namer"] == (gpt.namer_run, gpt.gpt_namer_run)
