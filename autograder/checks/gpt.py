@@ -73,11 +73,12 @@ def tokens(seed: int, batch: int, length: int) -> np.ndarray:
 
 
 def reference_logits(ref: ReferenceGPT, idx: np.ndarray, positions: bool = True,
-                     final_norm: bool = True) -> np.ndarray:
-    """The reference's logits, or those of a model that skips the position table or ``ln_f``."""
+                     final_norm: bool = True, causal: bool = True) -> np.ndarray:
+    """The reference's logits, or those of a model that skips the position table, ``ln_f`` or
+    the causal mask."""
     x = ref.wte.weight.data[idx] + positions * ref.wpe.weight.data[:idx.shape[1]]
     for block in ref.h:
-        x = block.forward(x, is_causal=True)
+        x = block.forward(x, is_causal=causal)
     if final_norm:
         x = ref.ln_f.forward(x)
     return x @ ref.wte.weight.data.T
@@ -99,6 +100,9 @@ def gpt_forward(GPT):
                  "without them the blocks cannot tell the order of the tokens."),
             when("no_final_norm", lambda g, e: close(g, reference_logits(ref, idx, final_norm=False)),
                  "the final LayerNorm is missing: the head reads ln_f(blocks(X0))."),
+            when("not_causal", lambda g, e: length > 1 and close(g, reference_logits(ref, idx, causal=False)),
+                 "the attention is not causal: position t reads the tokens after it, so in training "
+                 "it reads its own target. Call the blocks, whose attention is causal."),
         )
         expect_close("GPT.forward logits", got, expected,
                      f"tokens of shape {idx.shape}, the reference GPT's weights", signatures)
