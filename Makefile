@@ -96,6 +96,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.lm
 	$(BIN)/python -m bench.transformer
 	$(BIN)/python -m bench.gpt
+	$(BIN)/python -m bench.gpt_runs
 	$(BIN)/python -m bench.notebooks
 	$(BIN)/python -m bench.headless
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/autograde.py

@@ -162,7 +162,7 @@ def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Ru
                    kernel[training.train], [model, held["X"], held["y"]], {})
     call("model.eval()", getattr(model, "eval", _missing))
     score, record = training.measure(Measured(session, model, arrays, held))
-    problem = history_problem(session.value(history), training.history_keys)
+    problem = history_problem(session.value(history), training.history_keys, training.train)
     seconds = cpu() - start
     _remember(session, training.cache, tuple(kernel[name] for name in training.keyed_on),
               dict(model=model, history=history, seconds=seconds, **record))
@@ -174,8 +174,8 @@ def _missing():
     fail("The model has no eval() method; build it from the framework's Module, which has one.")
 
 
-def history_problem(history, keys: frozenset[str]) -> str | None:
-    """What is wrong with the history train() returned, read while the kernel still answers
+def history_problem(history, keys: frozenset[str], train: str = "train") -> str | None:
+    """What is wrong with the history ``train()`` (the training function's name) returned, read while the kernel still answers
     (its lists may be the kernel's objects); None if it is a dict of per-epoch lists with at
     least one epoch under 'train_loss' and no key beyond ``keys``."""
     if not isinstance(history, dict):
@@ -187,7 +187,7 @@ def history_problem(history, keys: frozenset[str]) -> str | None:
     else:
         return None
     others = ", ".join(repr(key) for key in sorted(keys - {"train_loss"}))
-    return (f"train() returned {returned}; return its history, a dict of per-epoch lists: "
+    return (f"{train}() returned {returned}; return its history, a dict of per-epoch lists: "
             f"'train_loss' with at least one epoch and, if you record them, {others}.")
 
 

@@ -47,12 +47,13 @@ FASTER = "use fewer epochs or larger mini-batches"
 
 
 @cache
-def _tokenizer() -> CharTokenizer:
+def names_tokenizer() -> CharTokenizer:
+    """The reference's tokenizer of the training names (27 tokens, the boundary first)."""
     return CharTokenizer(load_names().train)
 
 
 def vocab_size() -> int:
-    return _tokenizer().vocab_size
+    return names_tokenizer().vocab_size
 
 
 @cache
@@ -60,7 +61,8 @@ def _samples() -> dict[str, np.ndarray]:
     """The three splits' (context, next token) samples, as the reference makes them."""
     words, arrays = load_names(), {}
     for split, suffix in ((words.train, ""), (words.val, "_val"), (words.test, "_test")):
-        arrays["X" + suffix], arrays["y" + suffix] = context_windows(split, _tokenizer(), BLOCK_SIZE)
+        arrays["X" + suffix], arrays["y" + suffix] = context_windows(split, names_tokenizer(),
+                                                                       BLOCK_SIZE)
     return arrays
 
 

@@ -165,6 +165,20 @@ def test_the_nll_counts_every_character_but_not_the_padding():
     assert gpt.sequence_nll(logits, targets) == pytest.approx(np.log(4))
 
 
+NO_HISTORY = """
+def train_sorter(model, X, Y):
+    train_gpt(model, X, Y, steps=30, batch_size=64, warmup=10)
+"""
+
+
+def test_a_train_that_returns_no_history_is_told_to_return_it():
+    with student(NO_HISTORY) as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure is None and run.history_problem.startswith("train_sorter() returned NoneType")
+    with pytest.raises(CheckFailure, match=r"train_sorter\(\) returned NoneType; return its history"):
+        gpt.gpt_sorter_run(run)
+
+
 def test_a_namer_that_knows_the_validation_names_far_better_was_trained_on_them():
     run = Run(seconds=10.0, score=2.31, figures={"val_nll": 1.95, "graded_on": "the 516 test names"})
     with pytest.raises(CheckFailure, match=r"NLL on the 516 test names is 2\.310; these points "

@@ -1,0 +1,123 @@
+"""Benchmark: unit 16's two graded runs, the reference's recipe against PyTorch's same model.
+
+The notebook's recipe (``minitorch_ref.models.recipes``: the sorter, 2 layers of width 48, 300
+steps of 64; the namer, 2 layers of width 64, 1,500 steps of 32; AdamW over
+``weight_decay_groups``, warm-up then cosine, ``clip_grad_norm_`` at 1) trained on the
+grader's samples, then measured as the grader measures (``autograder.checks.gpt_training``):
+the exact match of greedy decoding on 1,000 new problems, the NLL per character on the test
+names. PyTorch trains its twin from the same initial weights on the same batches. Printed: the
+figures of both, the CPU seconds of build + training + measuring, and their ratio (the graded
+budgets: 15 s and 40 s).
+
+    python -m bench.gpt_runs [--seeds 0 1 2] [--threads 1] [--dtype float32]
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from autograder.checks import gpt_training as graded
+from bench._timing import arguments, limit_threads, machine, table, torch_available
+from bench._twins import torch_gpt
+from minitorch_ref import manual_seed
+from minitorch_ref.models import GPT
+from minitorch_ref.models.recipes import NAMER, NAMER_STEPS, SORTER, SORTER_STEPS, train_gpt
+from minitorch_ref.nn import Parameter
+from minitorch_ref.optim import AdamW, weight_decay_groups
+from minitorch_ref.optim.lr_scheduler import WarmupCosineLR
+
+TASKS = {"sorter": (SORTER, SORTER_STEPS), "namer": (NAMER, NAMER_STEPS)}
+
+
+def samples(task: str) -> dict[str, np.ndarray]:
+    """The grader's arrays for ``task``: ``X``, ``y`` to train on, and what it measures on."""
+    return graded._sorter_inputs() if task == "sorter" else graded._namer_inputs()
+
+
+def score(task: str, logits_of, arrays: dict[str, np.ndarray]) -> float:
+    """The grader's score of a trained model, ``logits_of(idx)`` its logits."""
+    if task == "sorter":
+        return graded.exact_match(lambda idx, _: logits_of(idx), arrays["problems"])
+    return graded.sequence_nll(logits_of(arrays["X_test"]), arrays["y_test"])
+
+
+def reference_run(task: str, seed: int, dtype: type, arrays: dict) -> tuple[float, float]:
+    """(score, CPU seconds) of the reference trained by the recipe."""
+    config, steps = TASKS[task]
+    start = time.process_time()
+    manual_seed(seed)
+    model = GPT(config, dtype=dtype)
+    train_gpt(model, arrays["X"], arrays["y"], **steps)
+    model.eval()
+    result = score(task, model, arrays)
+    return result, time.process_time() - start
+
+
+def torch_run(task: str, seed: int, dtype: type, arrays: dict) -> tuple[float, float]:
+    """(score, CPU seconds) of PyTorch's twin, from the reference's initial weights, on the
+    same batches with the same optimizer, schedule and clipping."""
+    import torch
+
+    config, steps = TASKS[task]
+    manual_seed(seed)
+    model = GPT(config, dtype=dtype)
+    start = time.process_time()
+    twin = torch_gpt(model, torch.from_numpy(model.wte.weight.data).dtype)
+    optimizer = torch.optim.AdamW(_torch_groups(model, twin), lr=3e-3, betas=(0.9, 0.99))
+    schedule = _schedule(steps["steps"], steps["warmup"])
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: schedule.lr_at(1.0, step))
+    X, Y = torch.from_numpy(arrays["X"]), torch.from_numpy(arrays["y"])
+    rng = np.random.default_rng(0)
+    for _ in range(steps["steps"]):
+        rows = torch.from_numpy(rng.integers(0, len(X), steps["batch_size"]))
+        logits = twin(X[rows])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, config.vocab_size),
+                                                 Y[rows].reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(twin.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+    twin.eval()
+    with torch.no_grad():
+        result = score(task, lambda idx: twin(torch.from_numpy(idx)).numpy(), arrays)
+    return result, time.process_time() - start
+
+
+def _torch_groups(model: GPT, twin) -> list[dict]:
+    """``weight_decay_groups`` of the reference, as the twin's parameters."""
+    return [{"params": [twin.get_parameter(name) for name, param in model.named_parameters()
+                        if any(param is p for p in group["params"])],
+             "weight_decay": group["weight_decay"]} for group in weight_decay_groups(model, 0.1)]
+
+
+def _schedule(steps: int, warmup: int) -> WarmupCosineLR:
+    """The recipe's schedule, whose ``lr_at`` gives PyTorch's LambdaLR the same factors."""
+    return WarmupCosineLR(AdamW([Parameter(np.zeros(1))]), warmup_steps=warmup,
+                          total_steps=steps)
+
+
+def main() -> None:
+    parser = arguments(__doc__)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    args = parser.parse_args()
+    threads, dtype = limit_threads(args.threads), np.dtype(args.dtype).type
+    print(f"Unit 16's graded runs, {args.dtype}, {threads}; score: exact match (sorter), NLL "
+          f"per character on the test names (namer). {machine()}")
+    rows = []
+    for task in TASKS:
+        arrays = samples(task)
+        for seed in args.seeds:
+            ours, ours_s = reference_run(task, seed, dtype, arrays)
+            theirs, theirs_s = torch_run(task, seed, dtype, arrays) if torch_available() \
+                else (float("nan"), float("nan"))
+            rows.append((task, seed, f"{ours:.4f}", f"{theirs:.4f}", f"{ours_s:.1f}",
+                         f"{theirs_s:.1f}", f"{ours_s / theirs_s:.2f}x"))
+    print(table(("task", "seed", "reference", "pytorch", "reference CPU s", "pytorch CPU s",
+                 "reference / pytorch"), rows))
+
+
+if __name__ == "__main__":
+    main()
