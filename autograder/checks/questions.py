@@ -135,6 +135,11 @@ QUESTIONS: tuple[Question, ...] = (
            "independent products q_i k_i, each of variance 1, then its square root."),
     Choice("15", "prenorm", "15.2", "b", "Reread section 5: write dL/dx for each block and "
            "follow the term that comes from the residual addition alone."),
+    Number("16", "parameters", "16.1", 202816, 0.0, "Reread section 1, 'Counting parameters': "
+           "add the two tables, L blocks of 12 C^2 + 13 C and the final LayerNorm; the tied head "
+           "adds nothing."),
+    Choice("16", "first_loss", "16.2", "b", "Reread the end of section 2: what distribution do "
+           "logits close to 0 give, and what is its cross-entropy on any target?"),
 )
 
 

@@ -2,8 +2,9 @@
 
 Unit 1's ``affine``, unit 9's ``train_epoch``, unit 11's ``confusion_matrix``, unit
 12's ``cross_entropy`` and ``TensorMLP``, unit 13's ``conv2d_naive``, unit 14's bigram and sampler
-and unit 15's ``TransformerBlock`` (on the notebook's read-only ``MultiheadAttention`` and
-``FeedForward``, run from their cells) have no twin in
+unit 15's ``TransformerBlock`` (on the notebook's read-only ``MultiheadAttention`` and
+``FeedForward``, run from their cells) and unit 16's ``GPT`` (on that ``TransformerBlock``,
+with the notebook's names) and generation have no twin in
 ``minitorch_ref``: the audit
 grades the source notebook's own solution (every solution cell that defines one of them,
 run together with numpy and, for unit 12, the reference ``Tensor``), so the checks are
@@ -19,6 +20,7 @@ import functools
 import re
 
 import numpy as np
+from scipy import special
 
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -38,6 +40,7 @@ FUNCTIONS = {
     "13_conv": ("conv2d_naive", "im2col", "col2im", "Conv2d"),
     "14_language": ("bigram_counts", "bigram_nll", "next_token_probabilities", "sample"),
     "15_attention": ("TransformerBlock",),
+    "16_gpt": ("GPT", "next_token_distribution", "generate"),
 }
 # What a unit's solution cells use from its earlier, unsolved cells.
 GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
@@ -52,11 +55,18 @@ GLOBALS = {"06_sequential": {"Module": nn.Module, "Parameter": nn.Parameter,
                             "GELU": nn.GELU, "Dropout": nn.Dropout, "LayerNorm": nn.LayerNorm,
                             "ScaledDotProductAttention": nn.ScaledDotProductAttention,
                             "split_heads": nn.split_heads, "merge_heads": nn.merge_heads,
-                            "default_rng": np.random.default_rng}}
+                            "default_rng": np.random.default_rng},
+           "16_gpt": {"Module": nn.Module, "Embedding": nn.Embedding, "Sequential": nn.Sequential,
+                      "LayerNorm": nn.LayerNorm, "default_rng": np.random.default_rng,
+                      "softmax": special.softmax}}
 # The read-only cells (grade ids) a unit's solutions call: run before them.
-GIVEN = {"13_conv": ("conv-helpers",), "15_attention": ("multihead", "feed-forward")}
+GIVEN = {"13_conv": ("conv-helpers",), "15_attention": ("multihead", "feed-forward"),
+         "16_gpt": ("gpt2-init",)}
 # Units whose classes above are given, read-only, rather than written by the student.
 PROVIDED = ("06_sequential",)
+# Units whose solutions use an earlier unit's classes above (unit 16's GPT is built of unit
+# 15's TransformerBlock, provided there from unit 15's source).
+BUILDS_ON = {"16_gpt": "15_attention"}
 
 
 @functools.cache
@@ -71,7 +81,7 @@ def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
     calls, over the cells' own)."""
     defines = re.compile(rf"^(def|class) ({'|'.join(FUNCTIONS[unit])})\b", re.MULTILINE)
     namespace: dict[str, object] = {"np": np, "__name__": f"solutions_{unit}",
-                                    **GLOBALS.get(unit, {}), **given}
+                                    **GLOBALS.get(unit, {}), **_built_on(unit), **given}
     given_cells = GIVEN.get(unit, ())
     for cell in read(Unit(unit).source).cells:
         if (cell.cell_type == "code" and (is_solution(cell) or unit in PROVIDED)
@@ -79,6 +89,14 @@ def _executed(unit: str, given: dict[str, object]) -> dict[str, object]:
             exec(compile(reference_code(cell.source), f"<{unit} solution>", "exec"), namespace)
     namespace.update(given)
     return namespace
+
+
+def _built_on(unit: str) -> dict[str, object]:
+    """The earlier unit's classes that ``unit``'s solutions use (``BUILDS_ON``)."""
+    if unit not in BUILDS_ON:
+        return {}
+    earlier = BUILDS_ON[unit]
+    return {name: _namespace(earlier)[name] for name in FUNCTIONS[earlier]}
 
 
 def _unit_of(name: str) -> str:

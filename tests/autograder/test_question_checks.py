@@ -34,7 +34,7 @@ def failure(question, value) -> str | None:
 def test_every_unit_asks_two_questions_the_capstone_three_each_a_check():
     units = sorted({q.unit for q in QUESTIONS})
     assert units == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13",
-                     "14", "15"]
+                     "14", "15", "16"]
     assert all(sum(q.unit == u for q in QUESTIONS) == (3 if u == "11" else 2) for u in units)
     assert all(CHECKS[name].answers == {CHECKS[name].targets[0]} for name in NAMES)
 

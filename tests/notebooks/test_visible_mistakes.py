@@ -183,3 +183,24 @@ def test_unit_14s_visible_tests_name_the_classic_mistakes(edit, cell, says, said
     (the loss on the samples it is given still falls) and is named by the graded cell."""
     out = said("14_language", cell, edit)
     assert not out.endswith("OK\n") and says in out, out
+
+
+TIED_HEAD_ONLY = ("gpt", "        self.wte.backward(grad)\n", "")
+NO_POSITIONS = ("gpt", "x = self.wte(idx) + self.wpe(np.arange(idx.shape[1]))", "x = self.wte(idx)")
+
+
+def test_unit_16s_visible_test_of_the_gpt_passes_its_solution(said):
+    assert said("16_gpt", "gpt-tests").endswith("OK\n")
+
+
+def test_unit_16s_visible_test_says_the_tied_table_gets_two_gradients(said):
+    out = said("16_gpt", "gpt-tests", TIED_HEAD_ONLY)
+    assert "GPT passes the visible tests" not in out
+    assert "the tied table gets two gradients, from the lookup and from the head" in out
+
+
+def test_unit_16s_visible_test_says_the_positions_are_missing(said):
+    """With one block the order of the tokens shows only through the position table (two
+    causal blocks already tell it apart: a later token reads what the earlier ones read)."""
+    out = said("16_gpt", "gpt-tests", NO_POSITIONS)
+    assert "the model cannot tell the order. Add the position embeddings" in out

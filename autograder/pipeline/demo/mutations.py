@@ -62,7 +62,7 @@ class Mutation:
 
 
 G, L, A, S = "02_gradients", "03_module_linear", "04_activations", "06_sequential"
-C, T, U = "13_conv", "14_language", "15_attention"
+C, T, U, P = "13_conv", "14_language", "15_attention", "16_gpt"
 MUTATIONS = (
     Mutation("numerical_gradient_one_sided", G, "numerical-gradient", (
         ("        x[i] = saved - h\n        f_minus = f()", "        x[i] = saved\n        f_minus = f()"),
@@ -163,6 +163,12 @@ MUTATIONS = (
          "attended = self.self_attn.forward(self.norm1(x), is_causal=True)\n"
          "        h = x + attended * (np.random.default_rng().random(np.shape(attended)) >= "
          "self.dropout1.p) / (1 - self.dropout1.p)"),)),
+    # Unit 16: mistakes the grader's runs do not train on (they make their own samples and
+    # decode in their own loop), so each costs its cell and nothing of the runs.
+    Mutation("sort_examples_prompt_counted", P, "sort-examples", (
+        ("    Y[:, :PROBLEM_LENGTH - 1] = IGNORE\n", ""),)),
+    Mutation("next_token_distribution_not_cropped", P, "generation", (
+        ("model(np.asarray(idx)[:, -model.block_size:])", "model(np.asarray(idx))"),)),
     # The grader's run trains the notebook's model with this train(): its NLL on the grader's
     # held-out names (2.32) misses the threshold (2.15), and the message names the validation split.
     Mutation("train_on_validation", T, "train-language-model", (
