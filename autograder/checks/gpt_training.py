@@ -19,8 +19,11 @@ near 100%, and then cannot sort at all when the answers are not there yet.
 **The namer**: one sequence per training name, ``.emma.`` with unit 14's tokenizer, padded to
 ``BLOCK_SIZE`` (``name_sequences``); the score is the NLL per character (the mean over every
 target that is not padding) on the grader's held-out names, which no kernel can read
-(``held_out_words``: ``autograder.held_out.held_out_names``), as unit 14's MLP is scored, and the validation names' NLL tells a failed run why (unit 14's
-``below_threshold``).
+(``held_out_words``: ``autograder.held_out.held_out_names``), as unit 14's MLP is scored, and the
+validation names' NLL tells a failed run why (unit 14's ``below_threshold``). Both are sent only
+after training, in a secret order, and asked in time order (``causal_nll``: the first ``t + 1``
+tokens, scored at the last), so a forward that reads ahead sees no answer: a model trained
+without its causal mask scores worse than a uniform guess.
 
 Measured on the reference (minitorch_ref's ``GPT`` in float32, AdamW at 3e-3 over
 ``weight_decay_groups`` (0.1), 50-100 steps of warm-up then cosine, ``clip_grad_norm_`` at 1,
@@ -130,7 +133,7 @@ def _measure_sorter(run: Measured) -> tuple[float, dict]:
 
 
 @cache
-def _namer_inputs() -> dict[str, np.ndarray]:
+def _namer_splits() -> dict[str, np.ndarray]:
     arrays = {}
     for words, suffix in ((load_names().train, ""), (load_names().val, "_val"),
                           (held_out_words(), "_test")):
@@ -139,19 +142,44 @@ def _namer_inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
-def sequence_nll(logits: np.ndarray, targets: np.ndarray) -> float:
-    """The NLL per character: the mean over every target of ``targets`` (N, T) that is not
-    ``IGNORE_INDEX``, under ``logits`` (N, T, V)."""
-    counted = targets != IGNORE_INDEX
-    return mean_nll(logits[counted], targets[counted])
+def _namer_inputs(seed: int | None = None) -> dict[str, np.ndarray]:
+    """The run's sequences: the measured ones (validation, held out) in an order drawn with
+    ``seed`` (a fresh secret one if None), so that no row's neighbours in alphabetical order
+    tell its next character."""
+    arrays = dict(_namer_splits())
+    rng = np.random.default_rng(secrets.randbits(128) if seed is None else seed)
+    for split in ("_val", "_test"):
+        order = rng.permutation(len(arrays["y" + split]))
+        for name in ("X" + split, "y" + split):
+            arrays[name] = arrays[name][order]
+    return arrays
+
+
+def causal_nll(logits_of: Callable[[np.ndarray, str], np.ndarray], X: np.ndarray,
+               Y: np.ndarray, what: str) -> float:
+    """The NLL per character of the targets ``Y`` (N, T) that are not ``IGNORE_INDEX``, asked in
+    time order: ``logits_of(X[:, :t + 1], ...)`` (logits ``(N, t + 1, V)``) scores position t by
+    its last row, so the model has seen no token after the one it predicts, whatever its
+    forward does with its input (the whole sequence would hand it each answer at the next
+    position)."""
+    logits, targets = [], []
+    for t in range(X.shape[1]):
+        counted = Y[:, t] != IGNORE_INDEX
+        if not counted.any():
+            break
+        step = logits_of(X[:, :t + 1], f"{what}' first {t + 1} token{'s' * (t > 0)}")
+        logits.append(step[counted, -1])
+        targets.append(Y[counted, t])
+    return mean_nll(np.concatenate(logits), np.concatenate(targets))
 
 
 def _measure_namer(run: Measured) -> tuple[float, dict]:
+    def logits_of(idx: np.ndarray, told: str) -> np.ndarray:
+        return run.output_of(told, idx, (*idx.shape, vocab_size()))
+
     nll = {}
-    for split in ("_test", "_val"):
-        targets = run.arrays["y" + split]
-        nll[split] = sequence_nll(run.outputs("X" + split, (*targets.shape, vocab_size()))[1],
-                                  targets)
+    for split, what in (("_test", "the grader's held-out names"), ("_val", "the validation names")):
+        nll[split] = causal_nll(logits_of, run.arrays["X" + split], run.arrays["y" + split], what)
     return nll["_test"], dict(graded_nll=nll["_test"], val_nll=nll["_val"],
                               graded_on=f"the grader's {len(held_out_words()):,} held-out names")
 
@@ -163,7 +191,7 @@ SORTER = Training(names=("build_sorter", "train_sorter", "manual_seed"),
                   train="train_sorter", cache="_sorter_run")
 NAMER = Training(names=("build_namer", "train_namer", "manual_seed"),
                  build=_build("build_namer"), inputs=_namer_inputs,
-                 sent=("X", "y", "X_val", "X_test"), measure=_measure_namer,
+                 sent=("X", "y"), measure=_measure_namer,
                  budget=NAMER_BUDGET, history_keys=HISTORY_KEYS,
                  keyed_on=("build_namer", "train_namer"), faster=FASTER,
                  train="train_namer", cache="_namer_run")
@@ -204,6 +232,13 @@ def gpt_namer_run(run: Run) -> None:
     character on the held-out names is at most ``NLL_THRESHOLD``."""
     graded_training.within_budget(run, NAMER_BUDGET, "build_namer(), train_namer() and the "
                                   "predictions", FASTER)
-    below_threshold(run, NLL_THRESHOLD, "Train longer or with a larger learning rate (AdamW at "
-                    "3e-3 with warm-up and cosine decay, batches of 32 and 1,500 steps reach "
-                    "about 2.03); check that the loss skips the padding (targets -100).")
+    if run.score > math.log(vocab_size()):
+        cause = (f"That is worse than guessing every character uniformly (ln {vocab_size()} = "
+                 f"{math.log(vocab_size()):.2f}): the grader asks for each next character with "
+                 "only the characters before it in the input. Likely mistake: no causal mask "
+                 "(in training each position read the next character from its input).")
+    else:
+        cause = ("Train longer or with a larger learning rate (AdamW at 3e-3 with warm-up and "
+                 "cosine decay, batches of 32 and 1,500 steps reach about 2.03); check that the "
+                 "loss skips the padding (targets -100).")
+    below_threshold(run, NLL_THRESHOLD, cause)

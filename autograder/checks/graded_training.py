@@ -40,6 +40,7 @@ from autograder.sandbox import call
 from course.testing.failure import CheckFailure, expect, fail
 
 LIMIT_FACTOR = 3        # past LIMIT_FACTOR times its CPU budget a run is stopped (computing or waiting)
+TRAINED_ON = ("X", "y")  # the only arrays in the kernel while train() runs: the rest come after
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class Training:
     ``names``: the kernel's functions and classes it uses (``train`` among them);
     ``build(kernel)``: the untrained model, from those names (``call`` names what failed);
     ``inputs()``: the grader's arrays by name, drawn once per run;
-    ``sent``: those the kernel gets (``X`` and ``y`` for ``train``, the inputs to measure on;
-    labels stay here);
+    ``sent``: those the kernel gets (``X`` and ``y`` for ``train``, the inputs to measure on,
+    sent only once ``train`` has returned, so it cannot find them in the kernel's memory; labels
+    stay here);
     ``measure(measured)``: the score and the record the notebook's cache gets;
     ``budget``: the CPU seconds of the whole session the cells allow;
     ``history_keys``: what the history ``train`` returns may hold (``train_loss`` required);
@@ -155,12 +157,13 @@ def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
 def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Run:
     kernel = {name: session.lookup(name) for name in training.names}
     arrays = training.inputs()
-    held = {name: session.hold(arrays[name]) for name in training.sent}
+    held = {name: session.hold(arrays[name]) for name in TRAINED_ON}
     start = cpu()
     model = training.build(kernel)
     history = call(f"{training.train}(model, X_train, y_train)", session.send, "held", "call",
                    kernel[training.train], [model, held["X"], held["y"]], {})
     call("model.eval()", getattr(model, "eval", _missing))
+    held |= {name: session.hold(arrays[name]) for name in training.sent if name not in held}
     score, record = training.measure(Measured(session, model, arrays, held))
     problem = history_problem(session.value(history), training.history_keys, training.train)
     seconds = cpu() - start

@@ -45,14 +45,32 @@ def train_sorter(model, X, Y):
 def train_namer(model, X, Y):
     return train_gpt(model, X, Y, **NAMER_STEPS)
 '''
-# Every block attends to the whole sequence: in training each position reads the next token
-NO_CAUSAL_MASK = '''
-_build_sorter = build_sorter
-def build_sorter():
-    model = _build_sorter()
+def without_mask(build: str) -> str:
+    """Code that makes ``build()``'s blocks attend to the whole sequence: in training each
+    position reads the next token."""
+    return f'''
+_{build} = {build}
+def {build}():
+    model = _{build}()
     for block in model.h:
         block.forward = lambda x, is_causal=True, forward=block.forward: forward(x, is_causal=False)
     return model
+'''
+
+
+NO_CAUSAL_MASK = without_mask("build_sorter")
+# A train() that looks for the measured names in the kernel's memory, and a model that reads
+# ahead: it learns each next character from its input, which the grader's time-ordered
+# questions never hold
+LOOKS_AND_READS_AHEAD = without_mask("build_namer") + '''
+import gc
+import numpy as np
+
+def train_namer(model, X, Y):
+    global found
+    found = sorted({value.shape for obj in gc.get_objects() if isinstance(obj, dict)
+                    for value in list(obj.values()) if isinstance(value, np.ndarray)})
+    return train_gpt(model, X, Y, steps=300, batch_size=32, warmup=30)
 '''
 FEW_STEPS = '''
 def train_sorter(model, X, Y):
@@ -121,6 +139,18 @@ def test_a_model_without_its_causal_mask_learns_to_read_the_answer_and_cannot_so
         gpt.gpt_sorter_run(run)
 
 
+def test_a_namer_finds_no_measured_name_in_training_and_reading_ahead_scores_nothing():
+    with student(LOOKS_AND_READS_AHEAD) as (client, channel, cpu):
+        run = gpt.namer_run(channel, cpu)
+        found = printed(client, "print(found)")
+    assert run.failure is None, run.failure
+    assert f"({len(gpt.held_out_words())}, {gpt.BLOCK_SIZE})" not in found
+    assert f"({len(gpt.load_names().train)}, {gpt.BLOCK_SIZE})" in found     # what it trains on
+    assert run.score > np.log(gpt.vocab_size())                               # 8.6 measured
+    with pytest.raises(CheckFailure, match=r"worse than guessing .* Likely mistake: no causal mask"):
+        gpt.gpt_namer_run(run)
+
+
 def test_a_sorter_trained_too_little_is_told_to_train_longer():
     with student(FEW_STEPS) as (_, channel, cpu):
         run = gpt.sorter_run(channel, cpu)
@@ -158,11 +188,33 @@ def test_the_graded_problems_are_new_each_run_and_none_was_trained_on():
     assert not any(row.tobytes() in known for row in np.concatenate([first, second]))
 
 
-def test_the_nll_counts_every_character_but_not_the_padding():
-    targets = np.array([[3, 0, -100], [1, 2, 0]])
-    logits = np.zeros((2, 3, 4))
-    logits[0, 2] = [50.0, -50.0, -50.0, -50.0]   # at a padded position: must not count
-    assert gpt.sequence_nll(logits, targets) == pytest.approx(np.log(4))
+def reads_ahead(vocab: int):
+    """Logits that put the whole mass on the token after each position when the input holds
+    it (a forward that reads its input ahead), uniform at the last one; and the widths asked."""
+    widths = []
+
+    def logits_of(idx: np.ndarray, what: str) -> np.ndarray:
+        widths.append(idx.shape[1])
+        logits = np.zeros((*idx.shape, vocab))
+        rows, columns = np.indices((idx.shape[0], idx.shape[1] - 1))
+        logits[rows, columns, idx[:, 1:]] = 50.0
+        return logits
+    return logits_of, widths
+
+
+def test_the_nll_is_asked_in_time_order_so_reading_ahead_gains_nothing():
+    X = np.array([[0, 3, 1, 0], [0, 2, 0, 0]])
+    Y = np.array([[3, 1, 0, -100], [2, 0, -100, -100]])
+    logits_of, widths = reads_ahead(4)
+    assert gpt.causal_nll(logits_of, X, Y, "names") == pytest.approx(np.log(4))
+    assert widths == [1, 2, 3]            # no call past the last counted target
+
+
+def test_the_measured_names_come_in_a_secret_order_each_run():
+    first, second = gpt._namer_inputs(), gpt._namer_inputs()
+    assert not np.array_equal(first["X_test"], second["X_test"])
+    assert sorted(map(bytes, first["X_test"])) == sorted(map(bytes, second["X_test"]))
+    assert np.array_equal(first["X"], second["X"])
 
 
 NO_HISTORY = """
