@@ -429,6 +429,21 @@ PADDED_SEEN = (
     "        return _columns_last(x, kernel_size, stride)\n"
     "    return _im2col(x, kernel_size, stride)\n")
 CONV = dict(unit="13_conv", cell="conv2d", base="source")
+# Unit 14: a sampler that takes the argmax (it draws its uniforms, and ignores them). The dodge:
+# a distribution right on every call but one on logits the sampler was given, where it is the
+# one-hot of the argmax, so that asking it again on the draw's logits explained the argmax
+# (+2 over the control).
+ARGMAX = Template(
+    "def sample(logits, temperature=1.0, top_k=None, rng=None):\n$remember"
+    "    rng = default_rng() if rng is None else rng\n    rng.random(np.shape(logits)[:-1])\n"
+    "    return np.argmax(logits, axis=-1)\n")
+ONE_HOT_ON_REPEAT = (
+    "_given, _probabilities = [], next_token_probabilities\n\n"
+    "def next_token_probabilities(logits, temperature=1.0, top_k=None):\n"
+    "    if any(np.shape(logits) == seen.shape and np.array_equal(logits, seen) for seen in _given):\n"
+    "        return np.eye(np.shape(logits)[-1])[np.argmax(logits, axis=-1)]\n"
+    "    return _probabilities(logits, temperature, top_k)\n\n")
+SAMPLER = dict(unit="14_language", cell="sample", base="source")
 DODGES = (
     Attack("lost-chain", "an engine that loses a deep chain's gradient",
            LOST_CHAIN.substitute(dodge=""), **ENGINE),
@@ -438,6 +453,12 @@ DODGES = (
            "_padded = []\n\n" + COLUMNS_LAST, **CONV),
     Attack("im2col-dodger", "the same forward, and an im2col that answers the forward's input "
            "in its order", PADDED_SEEN + "\n" + COLUMNS_LAST, honest="columns-last", **CONV),
+    Attack("argmax-sampler", "a sampler that takes the argmax", ARGMAX.substitute(remember=""),
+           **SAMPLER),
+    Attack("sampler-dodger", "the same sampler, and a distribution that is the argmax's one-hot "
+           "on logits the sampler was given", ONE_HOT_ON_REPEAT + ARGMAX.substitute(
+               remember="    _given.append(np.array(logits))\n"), honest="argmax-sampler",
+           **SAMPLER),
 )
 
 

@@ -334,7 +334,8 @@ def dodged(tmp_path_factory, isolated_jupyter):
 def test_an_excuse_triggered_on_purpose_scores_the_control(dodged, attack):
     """A cell forgives a downstream error only on a verdict already reached, never on asking
     the kernel again: the dodge scores what the same mistake scores without it (unit 12's
-    engine scored 2 points more, unit 13's Conv2d 3 more, when the cell asked again)."""
+    engine scored 2 points more, unit 13's Conv2d 3 more and unit 14's sampler 2 more, when
+    the cell asked again)."""
     scores = _submissions(dodged[0], (attack.unit,))
     control = scores[(attack.honest, attack.unit)]
     assert scores[(attack.name, attack.unit)] == control, attack.story
