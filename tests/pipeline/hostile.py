@@ -3,7 +3,8 @@
 Each attack is code appended to a solution cell of the untouched release notebook (unit
 3's ``linear``, unit 4's ``relu-classes`` for the attacks on the checks, unit 11's
 ``model-and-training`` for those on its visible graded cells), so its honest score is zero:
-any point it gets is forged. What an attack manages to read it prints, so
+any point it gets is forged (``DODGES`` start from the unit's solution instead, each beside
+its control). What an attack manages to read it prints, so
 a leak would reach the graded notebook and the student's feedback. (Imported as
 ``hostile``: pytest puts this folder on ``sys.path``.)
 
