@@ -3,7 +3,8 @@
 Each attack is code appended to a solution cell of the untouched release notebook (unit
 3's ``linear``, unit 4's ``relu-classes`` for the attacks on the checks, unit 11's
 ``model-and-training`` for those on its visible graded cells), so its honest score is zero:
-any point it gets is forged. What an attack manages to read it prints, so
+any point it gets is forged (``DODGES`` start from the unit's solution instead, each beside
+its control). What an attack manages to read it prints, so
 a leak would reach the graded notebook and the student's feedback. (Imported as
 ``hostile``: pytest puts this folder on ``sys.path``.)
 
@@ -32,6 +33,7 @@ class Attack:
     cell: str = "linear"
     earns: int = 0      # points its code earns honestly (the most the test allows)
     honest: str | None = None   # the twin in HONEST with the same code but no lie: its score caps this one's
+    base: str = "release"   # the notebook it starts from: "source" for a working submission
 
     @property
     def points(self) -> int:
@@ -385,6 +387,81 @@ CROWD = Attack(
     "        while True:\n            pass\nos.close(started)\n"
     "get_ipython().events.register('pre_run_cell', lambda *args: time.sleep(28))\n",
     **CHECKS)
+
+
+# ------------------------------------------------------------------- excuses triggered on purpose
+# Graded in a run of their own (``test_hostile``'s ``dodged``): the unit's solution with one
+# mistake, handed in twice, once as it is (the control) and once with code that answers the
+# grader's second look at the mistake right. Where a cell forgave a downstream error after
+# asking the kernel again, the dodge scored more than its control.
+# Unit 12: the deep chains' gradient lost (every leaf of a graph of over 1000 nodes gets ones).
+# The dodge: no gradient at all for one operation on leaves whose first is 1.0, the deep-graph
+# cell's old probe (``_rule_right``), which on a wrong answer blamed a rule and skipped the
+# chains' values: +2 over the control.
+LOST_CHAIN = Template(
+    "_run_backward = run_backward\n\n"
+    "def run_backward(root, grad):\n$dodge"
+    "    _run_backward(root, grad)\n    order = topological_order(root)\n"
+    "    if len(order) > 1000:\n        for node in order:\n"
+    "            if not node.parents:\n                node.grad = np.ones_like(node.data)\n")
+PROBE_SKIPPED = ("    if root.parents and root.parents[0].data.tolist() == 1.0 \\\n"
+                 "            and not any(p.parents for p in root.parents):\n        return\n")
+ENGINE = dict(unit="12_autograd", cell="engine", base="source")
+# Unit 13: Conv2d's forward with its columns in (p, q, c) order against the filters' (c, p, q)
+# rows, so its output and dL/dW are wrong. The dodge: an im2col right on every array but one the
+# forward has just padded, where it answers in the forward's wrong order, so that asking im2col
+# again on the forward's input explained the wrong forward by im2col (+3 over the control).
+COLUMNS_LAST = (
+    "from numpy.lib.stride_tricks import sliding_window_view\n\n"
+    "def _columns_last(x, kernel_size, stride=1):\n"
+    "    windows = sliding_window_view(x, (kernel_size, kernel_size), axis=(2, 3))[:, :, ::stride, ::stride]\n"
+    "    n, oh, ow = len(x), *windows.shape[2:4]\n"
+    "    return windows.transpose(0, 2, 3, 4, 5, 1).reshape(n * oh * ow, -1)\n\n"
+    "class Conv2d(Conv2d):\n    def forward(self, x):\n        p = self.padding\n"
+    "        _padded.append(np.pad(x, ((0, 0), (0, 0), (p, p), (p, p))))\n"
+    "        y = super().forward(x)\n"
+    "        self.cols = _columns_last(_padded[-1], self.kernel_size, self.stride)\n"
+    "        y = (self.cols @ self.filters()).reshape(len(x), *y.shape[2:], -1).transpose(0, 3, 1, 2)\n"
+    "        return y if self.bias is None else y + self.bias.data[:, None, None]\n")
+PADDED_SEEN = (
+    "_padded, _im2col = [], im2col\n\n"
+    "def im2col(x, kernel_size, stride=1):\n"
+    "    if any(x.shape == seen.shape and np.array_equal(x, seen) for seen in _padded):\n"
+    "        return _columns_last(x, kernel_size, stride)\n"
+    "    return _im2col(x, kernel_size, stride)\n")
+CONV = dict(unit="13_conv", cell="conv2d", base="source")
+# Unit 14: a sampler that takes the argmax (it draws its uniforms, and ignores them). The dodge:
+# a distribution right on every call but one on logits the sampler was given, where it is the
+# one-hot of the argmax, so that asking it again on the draw's logits explained the argmax
+# (+2 over the control).
+ARGMAX = Template(
+    "def sample(logits, temperature=1.0, top_k=None, rng=None):\n$remember"
+    "    rng = default_rng() if rng is None else rng\n    rng.random(np.shape(logits)[:-1])\n"
+    "    return np.argmax(logits, axis=-1)\n")
+ONE_HOT_ON_REPEAT = (
+    "_given, _probabilities = [], next_token_probabilities\n\n"
+    "def next_token_probabilities(logits, temperature=1.0, top_k=None):\n"
+    "    if any(np.shape(logits) == seen.shape and np.array_equal(logits, seen) for seen in _given):\n"
+    "        return np.eye(np.shape(logits)[-1])[np.argmax(logits, axis=-1)]\n"
+    "    return _probabilities(logits, temperature, top_k)\n\n")
+SAMPLER = dict(unit="14_language", cell="sample", base="source")
+DODGES = (
+    Attack("lost-chain", "an engine that loses a deep chain's gradient",
+           LOST_CHAIN.substitute(dodge=""), **ENGINE),
+    Attack("probe-dodger", "the same engine, and no gradient for the deep-graph cell's old probe",
+           LOST_CHAIN.substitute(dodge=PROBE_SKIPPED), honest="lost-chain", **ENGINE),
+    Attack("columns-last", "a Conv2d forward with its columns in (p, q, c) order",
+           "_padded = []\n\n" + COLUMNS_LAST, **CONV),
+    Attack("im2col-dodger", "the same forward, and an im2col that answers the forward's input "
+           "in its order", PADDED_SEEN + "\n" + COLUMNS_LAST, honest="columns-last", **CONV),
+    Attack("argmax-sampler", "a sampler that takes the argmax", ARGMAX.substitute(remember=""),
+           **SAMPLER),
+    Attack("sampler-dodger", "the same sampler, and a distribution that is the argmax's one-hot "
+           "on logits the sampler was given", ONE_HOT_ON_REPEAT + ARGMAX.substitute(
+               remember="    _given.append(np.array(logits))\n"), honest="argmax-sampler",
+           **SAMPLER),
+)
+
 
 def code(attack: Attack, **values: str) -> str:
     return Template(attack.code).substitute(values)

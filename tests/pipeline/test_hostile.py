@@ -60,8 +60,8 @@ def _need_the_sandbox() -> None:
 
 
 def _hand_in(root: Path, attack: hostile.Attack, **values: str) -> None:
-    """The release notebook of ``attack``'s unit with its code appended, handed in."""
-    nb = nbformat.read(str(_path(root, "release", attack.unit)), as_version=4)
+    """The release (or source) notebook of ``attack``'s unit with its code appended, handed in."""
+    nb = nbformat.read(str(_path(root, attack.base, attack.unit)), as_version=4)
     cell(nb, attack.cell).source += "\n\n" + hostile.code(attack, **values)
     if attack.tamper:
         attack.tamper(nb)
@@ -323,3 +323,20 @@ def test_a_crowd_of_processes_does_not_sink_the_classmate_beside_it(crowded):
     assert not any("time budget" in note for note in neighbour.notes), neighbour.notes
     assert "used up its time budget" not in _outputs(root, "neighbour", unit)
     assert _submissions(root, (unit,))[(hostile.CROWD.name, unit)][0] <= hostile.CROWD.earns
+
+
+@pytest.fixture(scope="module")
+def dodged(tmp_path_factory, isolated_jupyter):
+    return _graded_alone(tmp_path_factory, "dodged", hostile.DODGES)
+
+
+@pytest.mark.parametrize("attack", [a for a in hostile.DODGES if a.honest], ids=lambda a: a.name)
+def test_an_excuse_triggered_on_purpose_scores_the_control(dodged, attack):
+    """A cell forgives a downstream error only on a verdict already reached, never on asking
+    the kernel again: the dodge scores what the same mistake scores without it (unit 12's
+    engine scored 2 points more, unit 13's Conv2d 3 more and unit 14's sampler 2 more, when
+    the cell asked again)."""
+    scores = _submissions(dodged[0], (attack.unit,))
+    control = scores[(attack.honest, attack.unit)]
+    assert scores[(attack.name, attack.unit)] == control, attack.story
+    assert 0 < control[0] < control[1] - hostile.MANUAL_POINTS.get(attack.unit, 0)
