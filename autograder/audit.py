@@ -18,10 +18,10 @@ from autograder.mutants._solutions import solution
 from autograder.registry import CHECKS, Check
 import minitorch_ref
 from minitorch_ref import autograd, data, gradcheck, nn, optim
-from minitorch_ref.nn import init
+from minitorch_ref.nn import init, utils
 from minitorch_ref.optim import lr_scheduler
 
-_NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck, autograd, init)
+_NAMESPACES = (nn, optim, lr_scheduler, data, gradcheck, autograd, init, utils)
 
 
 def reference(name: str) -> object:

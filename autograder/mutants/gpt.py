@@ -1,4 +1,5 @@
-"""Unit 16's GPT, its parameter groups, samples and generation, each with one classic bug.
+"""Unit 16's GPT, its parameter groups, clipping, samples and generation, each with one
+classic bug.
 
 The model mutants subclass the source notebook's own ``GPT`` (on unit 15's notebook
 ``TransformerBlock``) and replace the one method the bug lives in; the functions are written
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import softmax
 
-from autograder.mutants import Mutant
+from autograder.mutants import Mutant, Variant
 from autograder.mutants._solutions import solution
 from minitorch_ref.data import IGNORE_INDEX
 
@@ -59,6 +60,47 @@ def decay_everything(model, weight_decay):
             {"params": [], "weight_decay": 0.0}]
 
 
+def _norm(grads: list) -> float:
+    return float(np.sqrt(sum(float((g ** 2).sum()) for g in grads)))
+
+
+def _scaled(parameters, factor) -> list:
+    """The gradients that are not None, each multiplied in place by ``factor(its array)``."""
+    grads = [p.grad for p in parameters if p.grad is not None]
+    for g in grads:
+        g *= factor(g)
+    return grads
+
+
+def _total(parameters) -> float:
+    return _norm([p.grad for p in parameters if p.grad is not None])
+
+
+def clip_each_parameter(parameters, max_norm):
+    total = _total(parameters)
+    _scaled(parameters, lambda g: min(1.0, max_norm / (_norm([g]) + 1e-6)))
+    return total
+
+
+def clip_always_scaling(parameters, max_norm):
+    total = _total(parameters)
+    _scaled(parameters, lambda g: max_norm / (total + 1e-6))
+    return total
+
+
+def clip_returning_norm_after(parameters, max_norm):
+    total = _total(parameters)
+    return _norm(_scaled(parameters, lambda g: min(1.0, max_norm / (total + 1e-6))))
+
+
+def clip_by_reassigning(parameters, max_norm):
+    kept = [p for p in parameters if p.grad is not None]
+    total = float(np.linalg.norm(np.concatenate([p.grad.ravel() for p in kept]))) if kept else 0.0
+    for p in kept:
+        p.grad = p.grad * min(1.0, max_norm / (total + 1e-6))
+    return total
+
+
 def sort_examples_prompt_counted(problems):
     problems = np.asarray(problems, dtype=np.int64)
     sequences = np.concatenate([problems, np.sort(problems, axis=1)], axis=1)
@@ -98,6 +140,12 @@ MUTANTS = [
            "wte.weight.grad = the head's G^T X, over the lookup's gradient"),
     Mutant("weight_decay_on_everything", "weight_decay_groups", decay_everything,
            "LayerNorm weights", "weight decay on LayerNorm's weights and the biases too"),
+    Mutant("clip_grad_norm_per_parameter", "clip_grad_norm_", clip_each_parameter, "on its own",
+           "each gradient clipped to max_norm alone, not the total norm of all of them"),
+    Mutant("clip_grad_norm_always_scaling", "clip_grad_norm_", clip_always_scaling,
+           "below max_norm", "the factor max_norm / total applied even when it is above 1"),
+    Mutant("clip_grad_norm_returns_norm_after", "clip_grad_norm_", clip_returning_norm_after,
+           "after clipping", "the norm returned is the one after clipping, not before"),
     Mutant("sort_examples_prompt_counted", "sort_examples", sort_examples_prompt_counted,
            "no target is -100", f"the loss on the prompt tokens: no target at {IGNORE_INDEX}"),
     Mutant("next_token_distribution_not_cropped", "next_token_distribution",
@@ -106,4 +154,10 @@ MUTANTS = [
            distribution_without_temperature, "ignore temperature", "softmax(z) whatever the temperature"),
     Mutant("generate_greedy", "generate", generate_greedy, "greedy decoding",
            "the most likely token at every step, not a draw"),
+]
+
+VARIANTS = [
+    Variant("clip_grad_norm_reassigning", "clip_grad_norm_", clip_by_reassigning,
+            "one norm of the joined gradients, and each .grad replaced by a scaled copy instead "
+            "of scaled in place: the optimizer reads .grad anew at every step"),
 ]

@@ -6,7 +6,8 @@ dataset whose samples carry their index (for ``DataLoader`` and ``random_split``
 scheduler subclass and schedule functions (for ``LRScheduler`` and ``LambdaLR``), a spied
 network (with a mode-dependent ``gate``), loss and optimizer of the notebook's own classes,
 a scheduler that halves the rate and a callback that writes it down (for unit 9's loop), the
-weights of manual Linear layers (for unit 12's TensorMLP), and the record of unit 11's graded
+weights of manual Linear layers (for unit 12's TensorMLP), parameters holding gradients (for
+unit 16's ``clip_grad_norm_``), and the record of unit 11's graded
 run (``namespace``), written into the notebook's cache so that its cells show the grader's run.
 
 This file is sent, as text, into the kernel with the agent (``channel.install``), which
@@ -357,6 +358,19 @@ class LinearWeights:
                 "bias=True)")
 
 
+class Gradient:
+    """A parameter as ``clip_grad_norm_`` reads it: ``data`` and its ``grad`` (None for a
+    parameter no loss reached, as PyTorch leaves it)."""
+
+    def __init__(self, data: np.ndarray, grad: np.ndarray | None) -> None:
+        self.data, self.grad = data, grad
+
+
+def gradients(grads: list) -> list[Gradient]:
+    """One ``Gradient`` per array of ``grads`` (or None), its ``data`` zeros of that shape."""
+    return [Gradient(np.zeros(1) if grad is None else np.zeros_like(grad), grad) for grad in grads]
+
+
 def namespace(fields: dict) -> SimpleNamespace:
     """An object whose attributes are ``fields``, as the notebook's ``graded_run()`` returns."""
     return SimpleNamespace(**fields)
@@ -364,4 +378,5 @@ def namespace(fields: dict) -> SimpleNamespace:
 
 DOUBLES = {"function": ScalarFunction, "recorder": Recorder, "tagged": tagged,
            "index_dataset": IndexDataset, "halving": halving, "still": still, "lambda": Lambda,
-           "training": Training, "linear": LinearWeights, "namespace": namespace}
+           "training": Training, "linear": LinearWeights, "gradients": gradients,
+           "namespace": namespace}

@@ -45,5 +45,5 @@ def test_the_notebook_trains_on_the_graders_problems_and_caches_where_the_grader
 ])
 def test_each_grade_cell_is_scored_by_the_graders_run(grade_id, verdict):
     cell = next(c for c in NOTEBOOK.cells if c.get("id") == grade_id)
-    assert cell.metadata.nbgrader["grade"] and cell.metadata.nbgrader["points"] == 5
+    assert cell.metadata.nbgrader["grade"] and cell.metadata.nbgrader["points"] == 4
     assert visible.VERDICTS[grade_id] == verdict

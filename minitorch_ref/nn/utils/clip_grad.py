@@ -24,7 +24,8 @@ def clip_grad_norm_(parameters: Parameter | Iterable[Parameter], max_norm: float
 
     As PyTorch's: the total norm is the ``norm_type``-norm of the per-parameter norms (for
     ``inf``, the largest absolute entry), the factor ``max_norm / (total + 1e-6)`` is capped
-    at 1 and applied to every gradient, even when it is 1.
+    at 1 and applied to every gradient, even when it is 1; a parameter whose ``grad`` is None
+    (one no loss reached) is skipped.
 
     Args:
         parameters: a parameter or an iterable of them (e.g. ``model.parameters()``).
@@ -35,7 +36,7 @@ def clip_grad_norm_(parameters: Parameter | Iterable[Parameter], max_norm: float
     Returns:
         The total norm of the gradients *before* clipping, a float.
     """
-    params = _listed(parameters)
+    params = [p for p in _listed(parameters) if p.grad is not None]
     if not params:
         return 0.0
     norm_type = float(norm_type)

@@ -78,6 +78,18 @@ def test_clip_grad_norm(max_norm, norm_type):
         assert_close(param.grad, twin.grad, f"gradient {index}")
 
 
+def test_clip_grad_norm_skips_a_parameter_without_a_gradient():
+    """A parameter whose grad is None (frozen, or reached by no loss) counts for nothing in
+    the norm and keeps None, as in torch."""
+    ours, theirs = parameters_with_gradients(np.random.default_rng(4))
+    ours[1].grad, theirs[1].grad = None, None
+    assert_close(clip_grad_norm_(ours, 0.5), torch.nn.utils.clip_grad_norm_(theirs, 0.5),
+                 "total norm before clipping")
+    assert ours[1].grad is None
+    for index in (0, 2):
+        assert_close(ours[index].grad, theirs[index].grad, f"gradient {index}")
+
+
 def test_clip_grad_value():
     ours, theirs = parameters_with_gradients(np.random.default_rng(2))
     clip_grad_value_(ours, 1.5)
