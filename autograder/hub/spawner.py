@@ -9,7 +9,8 @@ with the limits, emptied of anything a previous hub left (``cgroups``), and the 
 has a network namespace of its own: her server listens on a Unix socket in the folder
 ``<state>/sandboxes/<user>/run`` (root's, mode 1777, shown in her sandbox only, at
 ``sandbox.RUN``), which the proxy routes to (``http+unix://``) through a pin of root's
-(``server_socket``), and reaches the hub's API through the hub's socket there (``relay``),
+(``server_socket``), and reaches the hub's API through the hub's socket there (``relay``;
+both bound and reached through a short link, ``short_sandboxes``: a socket's path is short),
 from her server's start to its stop. When the
 server stops (JupyterHub's stop, the idle culler, a hub that shuts down), every process left
 in the groups is killed and the home unmounted.
@@ -23,9 +24,11 @@ nothing of ``<state>`` but that home. It has no limits: grading is the instructo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import shutil
 import signal
+import stat
 import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -47,6 +50,27 @@ SERVER_SOCKET, HUB_SOCKET = "server.sock", "hub.sock"     # in a student's sandb
 # ``-P``: the server's folder (a student's home, the course) is not put on its import path.
 SINGLEUSER = ("import sys; sys.modules['rfc3987_syntax'] = None; "
               "from jupyterhub.singleuser import main; sys.exit(main())")
+
+
+SHORT_ROOT = Path("/run/minitorch-hub")   # root's, 0700: short names of the hubs' sandboxes/
+
+
+def short_sandboxes(state: Path) -> Path:
+    """A short name of ``<state>/sandboxes``, through which the hub binds and the proxy reaches
+    the students' sockets: a Unix socket's path may not be longer than 107 bytes, which a
+    deep state folder alone exceeds. A link of root's, in a folder only root may open."""
+    SHORT_ROOT.mkdir(mode=0o700, parents=True, exist_ok=True)
+    held = SHORT_ROOT.lstat()
+    if not stat.S_ISDIR(held.st_mode) or held.st_uid != 0 or held.st_mode & 0o077:
+        raise RuntimeError(f"{SHORT_ROOT} must be a folder of root's that only root opens")
+    target = (state / "sandboxes").resolve()
+    link = SHORT_ROOT / hashlib.sha256(str(target).encode()).hexdigest()[:12]
+    if not link.is_symlink() or Path(os.readlink(link)) != target:
+        made = link.with_name(link.name + f".{os.getpid()}")
+        made.unlink(missing_ok=True)
+        made.symlink_to(target)
+        made.replace(link)
+    return link
 
 
 def unix_url(path: str | Path) -> str:
@@ -127,13 +151,14 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         # Jupyter Server takes a socket only with its default port, which has no use in her
         # network namespace: the address the hub gives the server (JUPYTERHUB_SERVICE_URL).
         self.port = DEFAULT_JUPYTER_SERVER_PORT
-        self.hub_relay = relay.Relay(self.run_folder / HUB_SOCKET, self.user.name, self.hub.api_url)
+        short = short_sandboxes(Path(self.state)) / self.user.name
+        self.hub_relay = relay.Relay(short / "run" / HUB_SOCKET, self.user.name, self.hub.api_url)
         await self.hub_relay.start()
         await super().start()
         await self._pin_server_socket(view.account.uid)
         # JupyterHub keeps a port with every server's address, which the proxy would take for
         # part of the socket's path: the address the hub and the proxy connect to has none.
-        self.server.connect_url = unix_url(self.pinned_socket)
+        self.server.connect_url = unix_url(short / SERVER_SOCKET)
         return self.server.connect_url
 
     @property
