@@ -39,7 +39,8 @@ four sessions):
   before the grader's 509 left the course's dataset: NLL per character on the test names
   2.027, 2.040, 2.021 (validation 1.967, 1.964, 1.968) in 16.4-22.8 s (float64: 42.8 s, the same
   NLL); unit 14's MLP reaches 2.07-2.11, 800 steps 2.077. The threshold, 2.15, is unit 14's
-  margin of about 0.1 above the worst seed; the budget 40 s. On the 4,654 names' training split,
+  margin of about 0.1 above the worst seed; the budget 60 s, three times the reference's
+  (48.6 s were measured for it in the test kernel at a load average of 15 on two cores). On the 4,654 names' training split,
   scored on the grader's held-out names: 1.973 (validation 1.998) in 20.6 s in the grader's
   run of the test kernel (seed 0; seeds 1-2 not measured again).
 - PyTorch's same model, from the same initial weights on the same batches (``python -m
@@ -74,7 +75,7 @@ SORTER_BUDGET = 15.0     # CPU seconds: build_sorter(), train_sorter() and the d
 SORT_THRESHOLD = 0.90    # exact match on the grader's new problems
 READS_AHEAD = 0.95       # teacher-forced accuracy this high with an exact match this low: no mask
 BLOCK_SIZE = 16
-NAMER_BUDGET = 40.0      # CPU seconds: build_namer(), train_namer() and the predictions
+NAMER_BUDGET = 60.0      # CPU seconds: build_namer(), train_namer() and the predictions
 NLL_THRESHOLD = 2.15     # on the held-out names
 HISTORY_KEYS = frozenset({"train_loss", "val_loss"})
 FASTER = "use fewer steps, a smaller model or smaller batches"

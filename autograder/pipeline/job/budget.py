@@ -19,7 +19,7 @@ each job gets a budget on the clock, ``seconds(unit, limits)``:
 - plus what a unit's rules allow beyond its reference (``ALLOWED_SECONDS``): unit 11's graded
   run may use 20 s of CPU time and is stopped at 60 s on the clock, where its reference's
   training takes one; unit 14's the same, where its reference's takes 3 to 5; unit 16's two
-  runs 15 s and 40 s, stopped at 45 s and 120 s, where the reference's take about 4 and 20;
+  runs 15 s and 60 s, stopped at 45 s and 180 s, where the reference's take about 4 and 20;
 - a unit without a measurement, ``Limits.job_seconds``, if it is set, for every unit (an
   instructor's ``--job-seconds``), or ``UNMEASURED_SECONDS``.
 
