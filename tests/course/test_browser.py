@@ -19,6 +19,7 @@ from browser import free_port, launch, missing_browser, require, screenshot, sto
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).parent / "notebooks" / "playground_demo.ipynb"
+SAMPLER = Path(__file__).parent / "notebooks" / "sampler_demo.ipynb"
 
 
 def _isolated_env(tmp: Path) -> dict[str, str]:
@@ -36,11 +37,12 @@ def _isolated_env(tmp: Path) -> dict[str, str]:
 
 @pytest.fixture
 def jupyterlab(tmp_path: Path):
-    """A JupyterLab server on 127.0.0.1 serving a copy of the demo notebook; yields its base URL and token."""
+    """A JupyterLab server on 127.0.0.1 serving copies of the demo notebooks; yields its base URL and token."""
     require(missing_browser())
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(NOTEBOOK, work)
+    shutil.copy(SAMPLER, work)
     port, token = free_port(), secrets.token_hex(16)
     command = [str(Path(sys.executable).with_name("jupyter-lab")), "--allow-root", "--no-browser",
                "--ip", "127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
@@ -128,6 +130,39 @@ def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
         finally:
             browser.close()
     assert shot.stat().st_size > 20_000
+
+
+def test_the_sampler_redraws_for_a_prefix_and_names_a_character_it_lacks(jupyterlab):
+    from playwright.sync_api import sync_playwright
+
+    base, token = jupyterlab
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.goto(f"{base}/lab/tree/{SAMPLER.name}?token={token}")
+            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_selector(".jupyter-widgets img", timeout=60_000)
+            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+            assert page.locator(".widget-slider").count() == 2, "the temperature and top-k sliders did not render"
+            assert "names: " in page.locator(".jupyter-widgets").first.inner_text()
+            before = page.locator(".jupyter-widgets img").first.screenshot()
+
+            prefix = page.locator(".widget-text input").first
+            prefix.fill("ma")
+            page.wait_for_function("() => document.body.innerText.includes(\"after '.ma'\") || "
+                                   "document.body.innerText.includes('names: ma')", timeout=20_000)
+            page.wait_for_function(KERNEL_IDLE, timeout=20_000)
+            page.wait_for_timeout(500)
+            assert page.locator(".jupyter-widgets img").first.screenshot() != before, "the bars did not move"
+
+            prefix.fill("mz")
+            page.wait_for_function("() => document.body.innerText.includes('not in the vocabulary')",
+                                   timeout=20_000)
+            assert page.locator(".jupyter-widgets img").count() == 0
+        finally:
+            browser.close()
 
 
 def test_a_missing_browser_skips_locally_and_fails_under_ci(monkeypatch, tmp_path):
