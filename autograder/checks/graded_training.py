@@ -17,6 +17,9 @@ inputs the trained model is measured on), how its outputs are scored, and the CP
 4. reads ``cpu()`` after the last answer, so work moved out of ``train()`` into ``eval()`` or
    the forward pass is counted; then writes the run into the notebook's cache
    (``_submission``), so that its cells show the grader's figures and do not train again.
+   A run stopped at its limit reads ``cpu()`` too, and says what it had used by then (a run
+   stopped on the clock of a busy machine shows it had not used its budget; a stopped run
+   whose work hid in children nobody waits for shows their time counted).
 
 What the kernel says about itself (its clock, its cached run) decides nothing. A run that
 cannot train or be measured is a ``Run`` with a ``failure``, never a crash; the grader's own
@@ -132,13 +135,13 @@ def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
     the kernel's CPU seconds so far; the run waits ``wall`` seconds at most (less than its own
     limit when the job's time runs out)."""
     session = Session(channel, training.limit, min(training.limit + 10.0, wall))
+    meter = Meter(cpu)
     try:
-        return _train(training, session, cpu)
+        return _train(training, session, meter)
     except CheckFailure as failure:
         return Run(failure=str(failure))
     except TimeLimitExceeded:
-        return Run(failure=f"The grader's run was stopped after {training.limit:g} s (the "
-                           f"budget is {training.budget:g} s of CPU time): {training.faster}.")
+        return stopped(training, meter.spent())
     except RemoteError as error:       # a name the notebook never defined
         return Run(failure=f"Your notebook cannot be trained by the grader ({error.message}). "
                            "Run every cell above this one; did a cell fail?")
@@ -154,11 +157,36 @@ def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
         session.release()
 
 
-def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Run:
+def stopped(training: Training, seconds: float | None) -> Run:
+    """A run stopped at its limit: ``seconds`` of the kernel's CPU time by then (None: stopped
+    before the run's start), said in the failure (a run stopped on the clock of a busy machine
+    shows there that it had not used its budget), and kept in ``Run.seconds``."""
+    used = "" if seconds is None else f"; it had used {seconds:.1f} s of CPU time by then"
+    return Run(failure=f"The grader's run was stopped after {training.limit:g} s (the budget is "
+                       f"{training.budget:g} s of CPU time{used}): {training.faster}.",
+               seconds=math.nan if seconds is None else seconds)
+
+
+class Meter:
+    """The kernel's CPU seconds, ``cpu()``, counted from the run's start (``start()``, before
+    the first call): ``spent()`` is read after the last answer, or when the run is stopped."""
+
+    def __init__(self, cpu: Callable[[], float]) -> None:
+        self.cpu, self.started = cpu, None
+
+    def start(self) -> None:
+        self.started = self.cpu()
+
+    def spent(self) -> float | None:
+        """The CPU seconds since ``start()``; None if the run never started."""
+        return None if self.started is None else self.cpu() - self.started
+
+
+def _train(training: Training, session: Session, meter: Meter) -> Run:
     kernel = {name: session.lookup(name) for name in training.names}
     arrays = training.inputs()
     held = {name: session.hold(arrays[name]) for name in TRAINED_ON}
-    start = cpu()
+    meter.start()
     model = training.build(kernel)
     history = call(f"{training.train}(model, X_train, y_train)", session.send, "held", "call",
                    kernel[training.train], [model, held["X"], held["y"]], {})
@@ -166,7 +194,7 @@ def _train(training: Training, session: Session, cpu: Callable[[], float]) -> Ru
     held |= {name: session.hold(arrays[name]) for name in training.sent if name not in held}
     score, record = training.measure(Measured(session, model, arrays, held))
     problem = history_problem(session.value(history), training.history_keys, training.train)
-    seconds = cpu() - start
+    seconds = meter.spent()
     _remember(session, training.cache, tuple(kernel[name] for name in training.keyed_on),
               dict(model=model, history=history, seconds=seconds, **record))
     return Run(history_problem=problem, seconds=seconds, score=score,

@@ -52,6 +52,8 @@ SINGLEUSER = ("import sys; sys.modules['rfc3987_syntax'] = None; "
               "from jupyterhub.singleuser import main; sys.exit(main())")
 
 
+SANDBOXES = "sandboxes"   # in the hub's state: a folder of root's per user
+RUN_FOLDER = "run"        # in a user's: her server's socket and the hub's (``sandbox.RUN``)
 SHORT_ROOT = Path("/run/minitorch-hub")   # root's, 0700: short names of the hubs' sandboxes/
 
 
@@ -63,7 +65,7 @@ def short_sandboxes(state: Path) -> Path:
     held = SHORT_ROOT.lstat()
     if not stat.S_ISDIR(held.st_mode) or held.st_uid != 0 or held.st_mode & 0o077:
         raise RuntimeError(f"{SHORT_ROOT} must be a folder of root's that only root opens")
-    target = (state / "sandboxes").resolve()
+    target = (state / SANDBOXES).resolve()
     link = SHORT_ROOT / hashlib.sha256(str(target).encode()).hexdigest()[:12]
     if not link.is_symlink() or Path(os.readlink(link)) != target:
         made = link.with_name(link.name + f".{os.getpid()}")
@@ -122,7 +124,7 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
                                  self.limits.inbound)
         binds.append((self.run_folder, sandbox.RUN, True))
         return sandbox.View(account, self.home, env, interpreter(env),
-                            Path(self.student_config), Path(self.state) / "sandboxes" / self.user.name,
+                            Path(self.student_config), self.sandbox_folder,
                             tuple(binds), (exchange.INSIDE,), shm_bytes=self.limits.memory // 4,
                             own_network=True)
 
@@ -133,12 +135,24 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         shared = [] if course == code else [(code, self.code, False)]
         shared += [(course, self.course, True), (Path(self.exchange_root), self.exchange_root, True)]
         return sandbox.View(account, self.home, env, interpreter(env), Path(self.instructor_config),
-                            Path(self.state) / "sandboxes" / self.user.name, tuple(shared))
+                            self.sandbox_folder, tuple(shared))
+
+    @property
+    def sandbox_folder(self) -> Path:
+        """Outside, the user's folder of root's for her sandbox (``<state>/sandboxes/<user>``),
+        by its real path: what is mounted and made there."""
+        return Path(self.state) / SANDBOXES / self.user.name
+
+    @property
+    def short_sandbox_folder(self) -> Path:
+        """The same folder through the short link of ``short_sandboxes`` (made if missing): where
+        the sockets are bound and reached, as a socket's path is short."""
+        return short_sandboxes(Path(self.state)) / self.sandbox_folder.name
 
     @property
     def run_folder(self) -> Path:
         """Outside, the folder of a student's server's socket and the hub's (``sandbox.RUN``)."""
-        return Path(self.state) / "sandboxes" / self.user.name / "run"
+        return self.sandbox_folder / RUN_FOLDER
 
     async def start(self):
         view = await asyncio.to_thread(self._prepare if self.is_student else self._prepare_instructor)
@@ -151,8 +165,9 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
         # Jupyter Server takes a socket only with its default port, which has no use in her
         # network namespace: the address the hub gives the server (JUPYTERHUB_SERVICE_URL).
         self.port = DEFAULT_JUPYTER_SERVER_PORT
-        short = short_sandboxes(Path(self.state)) / self.user.name
-        self.hub_relay = relay.Relay(short / "run" / HUB_SOCKET, self.user.name, self.hub.api_url)
+        short = self.short_sandbox_folder
+        self.hub_relay = relay.Relay(short / RUN_FOLDER / HUB_SOCKET, self.user.name,
+                                     self.hub.api_url)
         await self.hub_relay.start()
         await super().start()
         await self._pin_server_socket(view.account.uid)
@@ -164,7 +179,7 @@ class SandboxSpawner(SimpleLocalProcessSpawner):
     @property
     def pinned_socket(self) -> Path:
         """Root's file beside her run folder, where her server's socket is pinned."""
-        return self.run_folder.parent / SERVER_SOCKET
+        return self.sandbox_folder / SERVER_SOCKET
 
     async def _pin_server_socket(self, uid: int) -> None:
         """Wait for her server's socket, then pin it (``server_socket``): the proxy's way in."""

@@ -164,8 +164,10 @@ def test_a_train_that_overruns_the_limit_is_stopped_and_told_to_train_less(monke
     monkeypatch.setattr(gpt, "SORTER", dataclasses.replace(gpt.SORTER, budget=1.0))
     with student() as (_, channel, cpu):
         run = gpt.sorter_run(channel, cpu)
+    assert 2.5 < run.seconds < 4.0     # the kernel's CPU time when it was stopped: about 3 s
     assert run.failure == ("The grader's run was stopped after 3 s (the budget is 1 s of CPU "
-                           f"time): {gpt.FASTER}.")
+                           f"time; it had used {run.seconds:.1f} s of CPU time by then): "
+                           f"{gpt.FASTER}.")
     with pytest.raises(CheckFailure, match="stopped after 3 s"):
         gpt.gpt_sorter_run(run)
 
