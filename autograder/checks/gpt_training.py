@@ -57,11 +57,11 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks import graded_training
+from autograder.checks import gpt_rebuild, graded_training
 from autograder.held_out import held_out_names
 from autograder.checks.graded_training import Measured, Run, Training
-from autograder.checks.language_training import (below_threshold, mean_nll, names_tokenizer,
-                                               vocab_size)
+from autograder.checks.language_training import (below_threshold, carried, mean_nll,
+                                               names_tokenizer, vocab_size)
 from autograder.remote.channel import Channel
 from autograder.sandbox import call
 from course.datasets import load_names, sorting_problems
@@ -77,6 +77,12 @@ READS_AHEAD = 0.95       # teacher-forced accuracy this high with an exact match
 BLOCK_SIZE = 16
 NAMER_BUDGET = 60.0      # CPU seconds: build_namer(), train_namer() and the predictions
 NLL_THRESHOLD = 2.15     # on the held-out names
+NLL_IMPLAUSIBLE = 1.90   # below: flagged for review (measured below: the reference 1.97-1.99)
+# How much better the student's own forward may score than GPT-2's reference forward on its
+# trained weights (gpt_rebuild) before the run is flagged for review: the two agree to ~0 on an
+# honest model (measured below), a forward that sorts by itself scores 100% against ~0%
+SORT_REBUILT_MARGIN = 0.02   # exact match
+NLL_REBUILT_MARGIN = 0.01    # NLL per character
 HISTORY_KEYS = frozenset({"train_loss", "val_loss"})
 FASTER = "use fewer steps, a smaller model or smaller batches"
 
@@ -185,17 +191,31 @@ def _measure_namer(run: Measured) -> tuple[float, dict]:
                               graded_on=f"the grader's {len(held_out_words()):,} held-out names")
 
 
+def _rebuilt_sorter(run: Measured) -> Callable[[], dict]:
+    """The exact match of the reference GPT on the trained weights, on the same problems."""
+    trained, problems = gpt_rebuild.fetch(run.model), run.arrays["problems"]
+    return lambda: gpt_rebuild.rebuilt_score(trained, lambda logits_of: exact_match(logits_of,
+                                                                                    problems))
+
+
+def _rebuilt_namer(run: Measured) -> Callable[[], dict]:
+    """The held-out NLL of the reference GPT on the trained weights, asked as the model was."""
+    trained, X, Y = gpt_rebuild.fetch(run.model), run.arrays["X_test"], run.arrays["y_test"]
+    return lambda: gpt_rebuild.rebuilt_score(trained, lambda logits_of: causal_nll(
+        logits_of, X, Y, "the grader's held-out names"))
+
+
 SORTER = Training(names=("build_sorter", "train_sorter", "manual_seed"),
                   build=_build("build_sorter"), inputs=_sorter_inputs, sent=("X", "y"),
                   measure=_measure_sorter, budget=SORTER_BUDGET, history_keys=HISTORY_KEYS,
                   keyed_on=("build_sorter", "train_sorter"), faster=FASTER,
-                  train="train_sorter", cache="_sorter_run")
+                  train="train_sorter", cache="_sorter_run", rebuilt=_rebuilt_sorter)
 NAMER = Training(names=("build_namer", "train_namer", "manual_seed"),
                  build=_build("build_namer"), inputs=_namer_inputs,
                  sent=("X", "y"), measure=_measure_namer,
                  budget=NAMER_BUDGET, history_keys=HISTORY_KEYS,
                  keyed_on=("build_namer", "train_namer"), faster=FASTER,
-                 train="train_namer", cache="_namer_run")
+                 train="train_namer", cache="_namer_run", rebuilt=_rebuilt_namer)
 TRAINING_LIMIT = SORTER.limit + NAMER.limit   # the two runs' limits on the clock, one job
 
 
@@ -209,9 +229,11 @@ def namer_run(channel: Channel, cpu: Callable[[], float], wall: float = math.inf
     return graded_training.graded_run(NAMER, channel, cpu, wall)
 
 
-def gpt_sorter_run(run: Run) -> None:
+def gpt_sorter_run(run: Run) -> str | None:
     """``grade-gpt-sorter``: a history came back, the run kept to the CPU budget, and the
-    greedy answers to the grader's new problems are exactly right for ``SORT_THRESHOLD``."""
+    greedy answers to the grader's new problems are exactly right for ``SORT_THRESHOLD``; a
+    reason for review (the points stand) if the reference forward on the trained weights does
+    not sort nearly as well, or cannot be built."""
     graded_training.within_budget(run, SORTER_BUDGET, "build_sorter(), train_sorter() and the "
                                   "decoding", FASTER)
     forced = run.figures.get("teacher_forced", math.nan)
@@ -226,11 +248,17 @@ def gpt_sorter_run(run: Run) -> None:
     expect(run.score >= SORT_THRESHOLD, f"The trained model sorts {run.score:.1%} of "
            f"{run.figures.get('graded_on', 'the new problems')} exactly (greedy decoding); "
            f"these points need {SORT_THRESHOLD:.0%}. {cause}")
+    rebuilt = run.figures.get("rebuilt", math.nan)
+    return gpt_rebuild.review(run, run.score - rebuilt, SORT_REBUILT_MARGIN,
+                              f"sorts {run.score:.1%} of the problems exactly, GPT-2's forward "
+                              f"on its trained weights {rebuilt:.1%}")
 
 
-def gpt_namer_run(run: Run) -> None:
+def gpt_namer_run(run: Run) -> str | None:
     """``grade-gpt-namer``: a history came back, the run kept to the CPU budget, and the NLL per
-    character on the held-out names is at most ``NLL_THRESHOLD``."""
+    character on the held-out names is at most ``NLL_THRESHOLD``; reasons for review (the points
+    stand) if it is implausibly low (``carried``) or the reference forward on the trained
+    weights does clearly worse, or cannot be built."""
     graded_training.within_budget(run, NAMER_BUDGET, "build_namer(), train_namer() and the "
                                   "predictions", FASTER)
     if run.score > math.log(vocab_size()):
@@ -243,3 +271,8 @@ def gpt_namer_run(run: Run) -> None:
                  "cosine decay, batches of 32 and 1,500 steps reach about 2.03); check that the "
                  "loss skips the padding (targets -100).")
     below_threshold(run, NLL_THRESHOLD, cause)
+    rebuilt = run.figures.get("rebuilt", math.nan)
+    reasons = (carried(run, NLL_IMPLAUSIBLE), gpt_rebuild.review(
+        run, rebuilt - run.score, NLL_REBUILT_MARGIN, f"has an NLL of {run.score:.3f} on the "
+        f"held-out names, GPT-2's forward on its trained weights {rebuilt:.3f}"))
+    return " Also ".join(reason for reason in reasons if reason) or None
