@@ -50,9 +50,11 @@ class Trained:
 
 def fetch(model: Remote) -> Trained:
     """The trained model's ``state_dict()`` and head count, asked in the kernel (its weights
-    are data here; whatever the kernel does wrong is a reason for review, never a crash)."""
+    copied here as data; whatever the kernel does wrong is a reason for review, never a crash)."""
     try:
         state = model.state_dict()
+        if isinstance(state, Remote):        # a dict of its own kind (OrderedDict): its items
+            state = dict(state.items())
         heads = {module.num_heads for name, module in model.named_modules()
                  if isinstance(name, str) and name.split(".")[-1] == "self_attn"}
     except RemoteError as error:

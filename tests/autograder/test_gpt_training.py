@@ -329,7 +329,7 @@ def test_a_namer_whose_forward_carries_the_held_out_names_is_flagged_for_review(
     with student(carries_into_the_forward()) as (_, channel, cpu):
         run = gpt.namer_run(channel, cpu)
     assert run.failure is None, run.failure
-    assert run.score < gpt.NLL_THRESHOLD < run.figures["rebuilt"]
+    assert run.score < gpt.NLL_THRESHOLD and run.figures["rebuilt"] - run.score > 0.1, run.figures
     assert ("the model's own forward has an NLL of " f"{run.score:.3f} on the held-out names, "
             f"GPT-2's forward on its trained weights {run.figures['rebuilt']:.3f}"
             in gpt.gpt_namer_run(run))
