@@ -60,6 +60,9 @@ def fetch(model: Remote) -> Trained:
     except RemoteError as error:
         return Trained({}, None, f"the trained model's state_dict() or named_modules() raised "
                                  f"{error.type_name}: {error.message}")
+    except (TypeError, ValueError):     # not (name, module) pairs, or heads not hashable
+        return Trained({}, None, "the trained model's named_modules() are not (name, module) "
+                                 "pairs with a number of heads")
     except (TimeLimitExceeded, ChannelError) as error:
         return Trained({}, None, f"the kernel did not give the trained model's weights "
                                  f"({type(error).__name__})")

@@ -70,3 +70,19 @@ def test_only_an_own_forward_clearly_better_than_the_rebuilt_one_is_flagged(bett
     assert (review is not None) == flagged
     if flagged:
         assert review.startswith("the model's own forward scores 50%: check whether its forward")
+
+
+class Odd:
+    """A kernel's model as the grader sees it, whose named_modules() are not pairs."""
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def named_modules(self) -> list:
+        return [1, 2]
+
+
+def test_a_model_that_answers_oddly_is_a_reason_for_review_not_a_crash():
+    trained = gpt_rebuild.fetch(Odd())
+    assert trained.problem.startswith("the trained model's named_modules() are not")
+    assert "not_rebuilt" in gpt_rebuild.rebuilt_score(trained, lambda logits_of: 1.0)
