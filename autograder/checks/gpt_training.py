@@ -91,7 +91,7 @@ READS_AHEAD = 0.95       # teacher-forced accuracy this high with an exact match
 BLOCK_SIZE = 16
 NAMER_BUDGET = 60.0      # CPU seconds: build_namer(), train_namer() and the predictions
 NLL_THRESHOLD = 2.15     # on the held-out names
-NLL_IMPLAUSIBLE = 1.90   # below: flagged for review (the reference 1.97; with the held-out names 1.83)
+NLL_IMPLAUSIBLE = 1.90   # below: flagged (the reference 1.97; with the held-out names 1.83)
 # How much better the student's own forward may score than GPT-2's reference forward on its
 # trained weights (gpt_rebuild) before the run is flagged for review: the two agree to ~0 on an
 # honest model (measured below), a forward that sorts by itself scores 100% against ~0%
@@ -214,7 +214,8 @@ def _rebuilt_sorter(run: Measured) -> Callable[[], dict]:
 
 def _rebuilt_namer(run: Measured) -> Callable[[], dict]:
     """The held-out NLL of the reference GPT on the trained weights, asked as the model was."""
-    trained, X, Y = gpt_rebuild.fetch(run.model), run.arrays["X_test"], run.arrays["y_test"]
+    trained = gpt_rebuild.fetch(run.model)
+    X, Y = run.arrays["X_test"], run.arrays["y_test"]
     return lambda: gpt_rebuild.rebuilt_score(trained, lambda logits_of: causal_nll(
         logits_of, X, Y, "the grader's held-out names"))
 

@@ -181,8 +181,8 @@ def _train(training: Training, session: Session,
               dict(model=model, history=history, seconds=seconds, **record))
     evaluate = None if training.rebuilt is None else training.rebuilt(
         Measured(session, model, arrays, held))
-    return Run(history_problem=problem, seconds=seconds, score=score,
-               figures={k: v for k, v in record.items() if isinstance(v, (int, float, str))}), evaluate
+    figures = {k: v for k, v in record.items() if isinstance(v, (int, float, str))}
+    return Run(history_problem=problem, seconds=seconds, score=score, figures=figures), evaluate
 
 
 def _missing():
