@@ -43,6 +43,20 @@ four sessions):
   (48.6 s were measured for it in the test kernel at a load average of 15 on two cores). On the 4,654 names' training split,
   scored on the grader's held-out names: 1.973 (validation 1.998) in 20.6 s in the grader's
   run of the test kernel (seed 0; seeds 1-2 not measured again).
+- the grader's own forward on the trained weights (``gpt_rebuild``: the kernel's
+  ``state_dict()`` loaded into minitorch_ref's ``GPT``, after the run's CPU time is read): the
+  reference's sorter and namer score exactly their own figures (difference 0; the notebook's
+  GPT in float64 against the reference's forward: 2e-16 in the logits). A forward that sorts by
+  itself on an untrained GPT: 100% own, under 10% rebuilt; a namer whose forward looks its
+  contexts up in a carried copy of the held-out names: own far below rebuilt. Reading the batch
+  of held-out prefixes alone gains nothing (a bigram or trigram table of them mixed in at 0.1:
+  1.981 and 1.990 against the model's 1.973), so the margins, 2 points of exact match and 0.01
+  of NLL, only leave room for rounding. Flagged for review, the points kept.
+- the namer's review floor (``NLL_IMPLAUSIBLE``, as unit 14's): the reference recipe reaches
+  1.973, 1.972, 1.966 on the held-out names (validation 1.998, 1.999, 1.984; seeds 0-2), and
+  1.977 in 3,000 steps; with the 509 held-out names added to its training names 1.824, 1.836,
+  1.826 (0.15-0.19 below validation). Below 1.90, or 0.15 below its validation NLL, a run is
+  flagged for review.
 - PyTorch's same model, from the same initial weights on the same batches (``python -m
   bench.gpt_runs``, one run, seeds 0-2): sorter 99.6-99.8% where the reference reached
   99.5-99.7% on the same drawn problems, namer the same NLL to four decimals (2.0274, 2.0405,
@@ -57,11 +71,11 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.checks import graded_training
+from autograder.checks import gpt_rebuild, graded_training
 from autograder.held_out import held_out_names
 from autograder.checks.graded_training import Measured, Run, Training
-from autograder.checks.language_training import (below_threshold, mean_nll, names_tokenizer,
-                                               vocab_size)
+from autograder.checks.language_training import (below_threshold, carried, mean_nll,
+                                               names_tokenizer, vocab_size)
 from autograder.remote.channel import Channel
 from autograder.sandbox import call
 from course.datasets import load_names, sorting_problems
@@ -77,6 +91,12 @@ READS_AHEAD = 0.95       # teacher-forced accuracy this high with an exact match
 BLOCK_SIZE = 16
 NAMER_BUDGET = 60.0      # CPU seconds: build_namer(), train_namer() and the predictions
 NLL_THRESHOLD = 2.15     # on the held-out names
+NLL_IMPLAUSIBLE = 1.90   # below: flagged (the reference 1.97; with the held-out names 1.83)
+# How much better the student's own forward may score than GPT-2's reference forward on its
+# trained weights (gpt_rebuild) before the run is flagged for review: the two agree to ~0 on an
+# honest model (measured below), a forward that sorts by itself scores 100% against ~0%
+SORT_REBUILT_MARGIN = 0.02   # exact match
+NLL_REBUILT_MARGIN = 0.01    # NLL per character
 HISTORY_KEYS = frozenset({"train_loss", "val_loss"})
 FASTER = "use fewer steps, a smaller model or smaller batches"
 
@@ -185,17 +205,32 @@ def _measure_namer(run: Measured) -> tuple[float, dict]:
                               graded_on=f"the grader's {len(held_out_words()):,} held-out names")
 
 
+def _rebuilt_sorter(run: Measured) -> Callable[[], dict]:
+    """The exact match of the reference GPT on the trained weights, on the same problems."""
+    trained, problems = gpt_rebuild.fetch(run.model), run.arrays["problems"]
+    return lambda: gpt_rebuild.rebuilt_score(trained, lambda logits_of: exact_match(logits_of,
+                                                                                    problems))
+
+
+def _rebuilt_namer(run: Measured) -> Callable[[], dict]:
+    """The held-out NLL of the reference GPT on the trained weights, asked as the model was."""
+    trained = gpt_rebuild.fetch(run.model)
+    X, Y = run.arrays["X_test"], run.arrays["y_test"]
+    return lambda: gpt_rebuild.rebuilt_score(trained, lambda logits_of: causal_nll(
+        logits_of, X, Y, "the grader's held-out names"))
+
+
 SORTER = Training(names=("build_sorter", "train_sorter", "manual_seed"),
                   build=_build("build_sorter"), inputs=_sorter_inputs, sent=("X", "y"),
                   measure=_measure_sorter, budget=SORTER_BUDGET, history_keys=HISTORY_KEYS,
                   keyed_on=("build_sorter", "train_sorter"), faster=FASTER,
-                  train="train_sorter", cache="_sorter_run")
+                  train="train_sorter", cache="_sorter_run", rebuilt=_rebuilt_sorter)
 NAMER = Training(names=("build_namer", "train_namer", "manual_seed"),
                  build=_build("build_namer"), inputs=_namer_inputs,
                  sent=("X", "y"), measure=_measure_namer,
                  budget=NAMER_BUDGET, history_keys=HISTORY_KEYS,
                  keyed_on=("build_namer", "train_namer"), faster=FASTER,
-                 train="train_namer", cache="_namer_run")
+                 train="train_namer", cache="_namer_run", rebuilt=_rebuilt_namer)
 TRAINING_LIMIT = SORTER.limit + NAMER.limit   # the two runs' limits on the clock, one job
 
 
@@ -209,9 +244,11 @@ def namer_run(channel: Channel, cpu: Callable[[], float], wall: float = math.inf
     return graded_training.graded_run(NAMER, channel, cpu, wall)
 
 
-def gpt_sorter_run(run: Run) -> None:
+def gpt_sorter_run(run: Run) -> str | None:
     """``grade-gpt-sorter``: a history came back, the run kept to the CPU budget, and the
-    greedy answers to the grader's new problems are exactly right for ``SORT_THRESHOLD``."""
+    greedy answers to the grader's new problems are exactly right for ``SORT_THRESHOLD``; a
+    reason for review (the points stand) if the reference forward on the trained weights does
+    not sort nearly as well, or cannot be built."""
     graded_training.within_budget(run, SORTER_BUDGET, "build_sorter(), train_sorter() and the "
                                   "decoding", FASTER)
     forced = run.figures.get("teacher_forced", math.nan)
@@ -226,11 +263,17 @@ def gpt_sorter_run(run: Run) -> None:
     expect(run.score >= SORT_THRESHOLD, f"The trained model sorts {run.score:.1%} of "
            f"{run.figures.get('graded_on', 'the new problems')} exactly (greedy decoding); "
            f"these points need {SORT_THRESHOLD:.0%}. {cause}")
+    rebuilt = run.figures.get("rebuilt", math.nan)
+    return gpt_rebuild.review(run, run.score - rebuilt, SORT_REBUILT_MARGIN,
+                              f"sorts {run.score:.1%} of the problems exactly, GPT-2's forward "
+                              f"on its trained weights {rebuilt:.1%}")
 
 
-def gpt_namer_run(run: Run) -> None:
+def gpt_namer_run(run: Run) -> str | None:
     """``grade-gpt-namer``: a history came back, the run kept to the CPU budget, and the NLL per
-    character on the held-out names is at most ``NLL_THRESHOLD``."""
+    character on the held-out names is at most ``NLL_THRESHOLD``; reasons for review (the points
+    stand) if it is implausibly low (``carried``) or the reference forward on the trained
+    weights does clearly worse, or cannot be built."""
     graded_training.within_budget(run, NAMER_BUDGET, "build_namer(), train_namer() and the "
                                   "predictions", FASTER)
     if run.score > math.log(vocab_size()):
@@ -243,3 +286,8 @@ def gpt_namer_run(run: Run) -> None:
                  "cosine decay, batches of 32 and 1,500 steps reach about 2.03); check that the "
                  "loss skips the padding (targets -100).")
     below_threshold(run, NLL_THRESHOLD, cause)
+    rebuilt = run.figures.get("rebuilt", math.nan)
+    reasons = (carried(run, NLL_IMPLAUSIBLE), gpt_rebuild.review(
+        run, rebuilt - run.score, NLL_REBUILT_MARGIN, f"has an NLL of {run.score:.3f} on the "
+        f"held-out names, GPT-2's forward on its trained weights {rebuilt:.3f}"))
+    return " Also ".join(reason for reason in reasons if reason) or None

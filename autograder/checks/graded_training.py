@@ -19,7 +19,11 @@ inputs the trained model is measured on), how its outputs are scored, and the CP
    (``_submission``), so that its cells show the grader's figures and do not train again.
    A run stopped at its limit reads ``cpu()`` too, and says what it had used by then (a run
    stopped on the clock of a busy machine shows it had not used its budget; a stopped run
-   whose work hid in children nobody waits for shows their time counted).
+   whose work hid in children nobody waits for shows their time counted);
+5. ``training.rebuilt``, if the unit has one (unit 16): what it fetches of the trained model
+   (its weights) after the CPU reading, and the grader's own evaluation on it, done once the
+   kernel is released, so its CPU time is the grader's and no budget's; its figures join the
+   run's, for a review, never for a point.
 
 What the kernel says about itself (its clock, its cached run) decides nothing. A run that
 cannot train or be measured is a ``Run`` with a ``failure``, never a crash; the grader's own
@@ -29,7 +33,7 @@ failure (``autograder.blame``) is raised. A cell's verdict reads the ``Run``: ``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -96,7 +100,10 @@ class Training:
     ``keyed_on``: the functions the notebook's cache is keyed on, as its ``graded_run()`` keys it;
     ``faster``: how to train faster, said when the run is stopped;
     ``train``: the name of the training function among ``names``;
-    ``cache``: the notebook's dict the run is written into (its ``graded_run()``'s cache).
+    ``cache``: the notebook's dict the run is written into (its ``graded_run()``'s cache);
+    ``rebuilt(measured)``: called after the run's CPU time is read (what it asks the kernel is
+    charged to no budget), it returns the evaluation to do in the grader once the kernel is
+    released: figures added to the run's (``autograder.checks.gpt_rebuild``).
     """
 
     names: tuple[str, ...]
@@ -110,6 +117,7 @@ class Training:
     faster: str
     train: str = "train"
     cache: str = "_submission"
+    rebuilt: Callable[[Measured], Callable[[], dict]] | None = None
 
     @property
     def limit(self) -> float:
@@ -137,7 +145,7 @@ def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
     session = Session(channel, training.limit, min(training.limit + 10.0, wall))
     meter = Meter(cpu)
     try:
-        return _train(training, session, meter)
+        run, evaluate = _train(training, session, meter)
     except CheckFailure as failure:
         return Run(failure=str(failure))
     except TimeLimitExceeded:
@@ -155,6 +163,7 @@ def graded_run(training: Training, channel: Channel, cpu: Callable[[], float],
                            f"{error}).")
     finally:
         session.release()
+    return run if evaluate is None else replace(run, figures={**run.figures, **evaluate()})
 
 
 def stopped(training: Training, seconds: float | None) -> Run:
@@ -182,7 +191,8 @@ class Meter:
         return None if self.started is None else self.cpu() - self.started
 
 
-def _train(training: Training, session: Session, meter: Meter) -> Run:
+def _train(training: Training, session: Session,
+           meter: Meter) -> tuple[Run, Callable[[], dict] | None]:
     kernel = {name: session.lookup(name) for name in training.names}
     arrays = training.inputs()
     held = {name: session.hold(arrays[name]) for name in TRAINED_ON}
@@ -197,8 +207,10 @@ def _train(training: Training, session: Session, meter: Meter) -> Run:
     seconds = meter.spent()
     _remember(session, training.cache, tuple(kernel[name] for name in training.keyed_on),
               dict(model=model, history=history, seconds=seconds, **record))
-    return Run(history_problem=problem, seconds=seconds, score=score,
-               figures={k: v for k, v in record.items() if isinstance(v, (int, float, str))})
+    evaluate = None if training.rebuilt is None else training.rebuilt(
+        Measured(session, model, arrays, held))
+    figures = {k: v for k, v in record.items() if isinstance(v, (int, float, str))}
+    return Run(history_problem=problem, seconds=seconds, score=score, figures=figures), evaluate
 
 
 def _missing():

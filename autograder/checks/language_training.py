@@ -124,13 +124,13 @@ def graded_run(channel: Channel, cpu: Callable[[], float], wall: float = math.in
     return graded_training.graded_run(TRAINING, channel, cpu, wall)
 
 
-def carried(run: Run) -> str | None:
+def carried(run: Run, floor: float = NLL_IMPLAUSIBLE) -> str | None:
     """Why a run looks trained on the held-out names themselves (they are public): an NLL on
-    them below ``NLL_IMPLAUSIBLE``, or ``MEMORISED_GAP`` below the validation names'; None if
-    neither."""
+    them below ``floor`` (the unit's: ``NLL_IMPLAUSIBLE`` here), or ``MEMORISED_GAP`` below the
+    validation names'; None if neither."""
     validation = run.figures.get("val_nll", math.nan)
-    if run.score < NLL_IMPLAUSIBLE:
-        found = f"below {NLL_IMPLAUSIBLE:.2f}, lower than the notebook's model reaches"
+    if run.score < floor:
+        found = f"below {floor:.2f}, lower than the notebook's model reaches"
     elif validation - run.score > MEMORISED_GAP:
         found = f"far below the validation names' {validation:.3f}"
     else:

@@ -109,7 +109,8 @@ def test_the_reference_sorter_sorts_the_graders_new_problems_within_the_budget(s
     assert 1.0 < sorter.seconds < gpt.SORTER_BUDGET
     assert sorter.score >= 0.98 and sorter.figures["teacher_forced"] >= 0.99
     assert sorter.figures["graded_on"] == "the grader's 1,000 new problems"
-    gpt.gpt_sorter_run(sorter)
+    assert sorter.figures["rebuilt"] == sorter.score    # the grader's GPT on its weights
+    assert gpt.gpt_sorter_run(sorter) is None           # passes, nothing to review
 
 
 def test_the_notebook_shows_the_graders_sorter_run(sorter, kernel):
@@ -178,7 +179,8 @@ def test_the_reference_namer_beats_unit_14s_mlp_on_the_held_out_names(kernel):
     assert 5.0 < run.seconds < gpt.NAMER_BUDGET
     assert 1.9 < run.score < 2.03 and abs(run.figures["val_nll"] - run.score) < 0.1   # MLP: 2.04
     assert run.figures["graded_on"] == "the grader's 509 held-out names"
-    gpt.gpt_namer_run(run)
+    assert run.figures["rebuilt"] == pytest.approx(run.score, abs=1e-6)
+    assert gpt.gpt_namer_run(run) is None               # passes, nothing to review
     assert float(printed(kernel[0], "print(_namer_run['run'].graded_nll)")) == run.score
 
 
@@ -259,3 +261,110 @@ def test_a_broken_run_fails_the_cell_and_says_why(verdict, figures, message):
 def test_the_grade_cells_are_scored_by_these_runs():
     assert visible.VERDICTS["grade-gpt-sorter"] == (gpt.sorter_run, gpt.gpt_sorter_run)
     assert visible.VERDICTS["grade-gpt-namer"] == (gpt.namer_run, gpt.gpt_namer_run)
+
+
+# No trained model: an untrained GPT whose forward sorts the prompt's digits itself (position t
+# predicts token t + 1, the (t - 5)th smallest digit)
+SORTS_BY_ITSELF = """
+import numpy as np
+
+def build_sorter():
+    model = build(SORTER)
+    def forward(idx):
+        idx = np.asarray(idx)
+        answers, logits = np.sort(idx[:, :6], axis=1), np.zeros((*idx.shape, 10))
+        for t in range(5, idx.shape[1]):
+            logits[np.arange(len(idx)), t, answers[:, t - 5]] = 10.0
+        return logits
+    model.forward = forward
+    return model
+
+def train_sorter(model, X, Y):
+    return {"train_loss": [0.0]}
+"""
+
+
+def test_a_forward_that_sorts_by_itself_passes_and_is_flagged_for_review():
+    with student(SORTS_BY_ITSELF) as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure is None and run.score == 1.0 and run.figures["rebuilt"] < 0.1
+    assert gpt.gpt_sorter_run(run).startswith(
+        "the model's own forward sorts 100.0% of the problems exactly, GPT-2's forward on its "
+        "trained weights ")
+
+
+def carries_into_the_forward() -> str:
+    """A namer trained for 300 steps whose forward looks each context up in a carried copy of
+    the held-out names (public: the names package) and mixes what follows it into the model's
+    own prediction. The lookup is in the forward, not in the weights."""
+    from autograder.held_out import held_out_names
+    from minitorch_ref.data import name_sequences
+    X, Y = name_sequences(held_out_names(), gpt.names_tokenizer(), gpt.BLOCK_SIZE)
+    return f"""
+import numpy as np
+from scipy.special import softmax
+CARRIED_X, CARRIED_Y = np.array({X.tolist()}), np.array({Y.tolist()})
+
+def build_namer():
+    model = build(NAMER)
+    own = model.forward
+    def forward(idx):
+        idx = np.asarray(idx)
+        logits, t = own(idx), idx.shape[1] - 1
+        same = np.all(idx[:, None, :] == CARRIED_X[None, :, :t + 1], axis=2)     # (N, 509)
+        follows = (CARRIED_Y[None, :, t] == np.arange(27)[:, None, None]) & same[None]
+        counts = follows.sum(axis=2).T                                            # (N, 27)
+        found = counts.sum(axis=1, keepdims=True) > 0
+        lookup = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        p = softmax(logits[:, -1], axis=1)
+        logits[:, -1] = np.log(np.where(found, 0.5 * p + 0.5 * lookup, p))
+        return logits
+    model.forward = forward
+    return model
+
+def train_namer(model, X, Y):
+    return train_gpt(model, X, Y, steps=300, batch_size=32, warmup=30)
+"""
+
+
+def test_a_namer_whose_forward_carries_the_held_out_names_is_flagged_for_review():
+    with student(carries_into_the_forward()) as (_, channel, cpu):
+        run = gpt.namer_run(channel, cpu)
+    assert run.failure is None, run.failure
+    assert run.score < gpt.NLL_THRESHOLD and run.figures["rebuilt"] - run.score > 0.1, run.figures
+    assert ("the model's own forward has an NLL of " f"{run.score:.3f} on the held-out names, "
+            f"GPT-2's forward on its trained weights {run.figures['rebuilt']:.3f}"
+            in gpt.gpt_namer_run(run))
+
+
+EXTRA_PARAMETER = """
+from minitorch_ref.nn.parameter import Parameter
+import numpy as np
+_build_sorter = build_sorter
+def build_sorter():
+    model = _build_sorter()
+    model.temperature = Parameter(np.ones(1, dtype=np.float32))   # a part GPT-2 does not have
+    return model
+"""
+
+
+def test_a_model_whose_weights_do_not_fit_gpt2_is_flagged_cannot_rebuild_with_the_name():
+    with student(EXTRA_PARAMETER) as (_, channel, cpu):
+        run = gpt.sorter_run(channel, cpu)
+    assert run.failure is None and run.score >= gpt.SORT_THRESHOLD
+    assert gpt.gpt_sorter_run(run) == (
+        "the grader cannot rebuild the trained model in GPT-2's reference GPT: temperature has "
+        "no place in GPT-2's parameters for vocab_size=10, block_size=11, n_layer=2, n_head=4, "
+        "n_embd=48; check its forward by hand.")
+
+
+@pytest.mark.parametrize("score, figures, flagged", [
+    (1.973, {"val_nll": 1.998}, None),                         # the reference, seed 0
+    (gpt.NLL_IMPLAUSIBLE - 0.01, {"val_nll": gpt.NLL_IMPLAUSIBLE + 0.05}, "below"),
+    (2.05, {"val_nll": 2.25}, "far below the validation names' 2.250"),
+])
+def test_a_namer_trained_on_carried_names_passes_and_is_flagged_below_its_floor(score, figures,
+                                                                               flagged):
+    review = gpt.gpt_namer_run(Run(seconds=10.0, score=score, figures={**figures,
+                                                                        "rebuilt": score}))
+    assert review is None if flagged is None else flagged in review
