@@ -1,4 +1,5 @@
-"""Checks of unit 16's ``GPT``: the forward pass and the backward pass with the tied head.
+"""Checks of unit 16's ``GPT``: the forward pass, and the backward pass of every parameter but
+the tied token table (its two uses are ``autograder.checks.gpt_tying``'s).
 
 The student's model and ``minitorch_ref``'s ``GPT`` get the same weights: the grader draws
 them, writes them into the reference and copies them into the student's model, whose names
@@ -9,6 +10,8 @@ by one in the student's kernel, and ``head_input``), so that a wrong forward cos
 there.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,20 +38,20 @@ def reference_name(name: str) -> str:
     return name.replace("blocks.", "h.", 1).replace("feed_forward.", "")
 
 
-def reference_twin(seed: int) -> ReferenceGPT:
+def reference_twin(seed: int, vocab: int = VOCAB) -> ReferenceGPT:
     """The reference model, float64, its LayerNorms' and biases' values drawn too (a model
     at its initial values would hide mistakes in them)."""
     rng = np.random.default_rng(seed)
-    model = ReferenceGPT(GPTConfig(VOCAB, BLOCK, LAYERS, HEADS, WIDTH), rng=rng)
+    model = ReferenceGPT(GPTConfig(vocab, BLOCK, LAYERS, HEADS, WIDTH), rng=rng)
     for _, param in model.named_parameters():
         param.data[...] = param.data + 0.3 * rng.standard_normal(param.data.shape)
     return model
 
 
-def student_twin(GPT, seed: int):
+def student_twin(GPT, seed: int, vocab: int = VOCAB):
     """The student's model with the reference's weights, and the reference."""
-    ref = reference_twin(seed)
-    model = construct(GPT, VOCAB, BLOCK, n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH)
+    ref = reference_twin(seed, vocab)
+    model = construct(GPT, vocab, BLOCK, n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH)
     weights = dict(ref.named_parameters())
     for name in parameter_names():
         param = _path(model, name)
@@ -132,36 +135,54 @@ def _prior(model, name: str, seed: int) -> np.ndarray:
     return prior
 
 
+@dataclass(frozen=True)
+class Backward:
+    """One backward pass of the student's model after the grader's forward, beside the
+    reference's: what each ``.grad`` held before, and the reference's gradients."""
+
+    before: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray]      # before + the reference's gradient
+    head: np.ndarray                     # the head's part of wte's gradient, G^T X (V, C)
+    where: str
+
+    def got(self, model, name: str) -> np.ndarray:
+        return as_array(f"GPT.{name}.grad", _path(model, name).grad)
+
+
+def backward_pass(model, ref: ReferenceGPT, seed: int, batch: int, length: int) -> Backward:
+    """The student's ``backward`` on a random ``grad_logits``, judged after the layers were run
+    forward by the grader (so a wrong forward costs nothing here), with a gradient already in
+    every ``.grad`` when ``seed`` is 4."""
+    idx = tokens(seed, batch, length)
+    grad_logits = np.random.default_rng(seed + 10).standard_normal((batch, length, ref.config.vocab_size))
+    right_state(model, idx)
+    before = {name: _prior(model, name, seed) for name in parameter_names()}
+    call("GPT.backward", model.backward, grad_logits.copy())
+    ref.forward(idx)
+    ref.backward(grad_logits)
+    weights = dict(ref.named_parameters())
+    expected = {name: before[name] + weights[reference_name(name)].grad for name in parameter_names()}
+    head = grad_logits.reshape(batch * length, -1).T @ ref.head_input.reshape(-1, WIDTH)
+    return Backward(before, expected, head, f"tokens of shape {idx.shape}, the reference GPT's weights")
+
+
+def accumulated(name: str, before: np.ndarray):
+    """The signature of a ``.grad`` written with ``=``: the gradient it held is lost."""
+    return when("assigned", lambda g, e: bool(np.any(before)) and close(g, e - before),
+                f"GPT.{name}.grad lost the gradient it held before backward: add into .grad "
+                "with +=, never =, so that gradients accumulate.")
+
+
 @check
 def gpt_backward(GPT):
-    """backward(grad_logits) adds to every parameter's .grad what minitorch_ref's GPT gets on
-    the same weights: the tied table W_te the sum of its two uses (the head's G^T X and the
-    lookup's scatter), W_pe the gradient summed over the batch. Judged after the layers were
-    run forward by the grader, one by one, so a wrong forward costs nothing here."""
+    """backward(grad_logits) adds to every parameter's .grad but the tied table's (graded by
+    gpt_weight_tying) what minitorch_ref's GPT gets on the same weights: W_pe the gradient
+    summed over the batch, the blocks' and ln_f's their own. Judged after the layers were run
+    forward by the grader, one by one, so a wrong forward costs nothing here."""
     for seed, batch, length in ((3, 3, BLOCK), (4, 2, 4)):
         model, ref = student_twin(GPT, seed)
-        idx = tokens(seed, batch, length)
-        grad_logits = np.random.default_rng(seed + 10).standard_normal((batch, length, VOCAB))
-        right_state(model, idx)
-        before = {name: _prior(model, name, seed) for name in parameter_names()}
-        call("GPT.backward", model.backward, grad_logits.copy())
-        ref.forward(idx)
-        ref.backward(grad_logits)
-        head = grad_logits.reshape(-1, VOCAB).T @ ref.head_input.reshape(-1, WIDTH)
-        weights = dict(ref.named_parameters())
-        for name in parameter_names():
-            expected = before[name] + weights[reference_name(name)].grad
-            got = as_array(f"GPT.{name}.grad", _path(model, name).grad)
-            signatures = (when("assigned", lambda g, e: seed == 4 and close(g, e - before[name]),
-                               f"GPT.{name}.grad lost the gradient it held before backward: add "
-                               "into .grad with +=, never =, so that gradients accumulate."),)
-            if name == "wte.weight":
-                signatures += (
-                    when("head_only", lambda g, e: close(g, head) or close(g, before[name] + head),
-                         "wte.weight.grad holds the head's gradient G^T X only: the table is used "
-                         "twice, so the lookup's gradient (wte.backward) must be added too."),
-                    when("lookup_only", lambda g, e: close(g, e - head) or close(g, e - head - before[name]),
-                         "wte.weight.grad holds the lookup's gradient only: the tied head's "
-                         "G^T X (V, C) must be added too, with +=, not =."))
-            expect_close(f"GPT.{name}.grad after one backward pass", got, expected,
-                         f"tokens of shape {idx.shape}, the reference GPT's weights", signatures)
+        result = backward_pass(model, ref, seed, batch, length)
+        for name in parameter_names()[1:]:           # wte.weight: gpt_weight_tying
+            expect_close(f"GPT.{name}.grad after one backward pass", result.got(model, name),
+                         result.expected[name], result.where,
+                         (accumulated(name, result.before[name]),))

@@ -186,17 +186,42 @@ def test_unit_14s_visible_tests_name_the_classic_mistakes(edit, cell, says, said
 
 
 TIED_HEAD_ONLY = ("gpt", "        self.wte.backward(grad)\n", "")
+TIED_LOOKUP_ONLY = ("gpt", "        self.wte.weight.grad += (grad_logits", "        _ = (grad_logits")
+TIED_WRITTEN_OVER = ("gpt", "        self.wte.backward(grad)\n",
+                     "        head = self.wte.weight.grad.copy()\n        self.wte.backward(grad)\n"
+                     "        self.wte.weight.grad = head\n")
+OWN_HEAD = (("gpt", "        self.head_input = None   # saved by forward: the head's input X, (B, T, C)\n",
+             "        self.head_input = None\n        self.lm_head = Parameter(self.wte.weight.data.copy())\n"),
+            ("gpt", "return self.head_input @ self.wte.weight.data.T",
+             "return self.head_input @ self.lm_head.data.T"))
+COPIED_TABLE = (("gpt", "        self.head_input = None   # saved by forward: the head's input X, (B, T, C)\n",
+                 "        self.head_input = None\n        self.head_table = self.wte.weight.data.copy()\n"),
+                ("gpt", "return self.head_input @ self.wte.weight.data.T",
+                 "return self.head_input @ self.head_table.T"))
 NO_POSITIONS = ("gpt", "x = self.wte(idx) + self.wpe(np.arange(idx.shape[1]))", "x = self.wte(idx)")
 
 
-def test_unit_16s_visible_test_of_the_gpt_passes_its_solution(said):
-    assert said("16_gpt", "gpt-tests").endswith("OK\n")
+@pytest.mark.parametrize("cell", ["gpt-tests", "gpt-tying-tests"])
+def test_unit_16s_visible_tests_of_the_gpt_pass_its_solution(said, cell):
+    assert said("16_gpt", cell).endswith("OK\n")
 
 
-def test_unit_16s_visible_test_says_the_tied_table_gets_two_gradients(said):
-    out = said("16_gpt", "gpt-tests", TIED_HEAD_ONLY)
-    assert "GPT passes the visible tests" not in out
-    assert "the tied table gets two gradients, from the lookup and from the head" in out
+@pytest.mark.parametrize("edits, says", [
+    ((TIED_HEAD_ONLY,), "holds only the head's G^T X: the lookup's gradient was written over"),
+    ((TIED_WRITTEN_OVER,), "holds only the head's G^T X: the lookup's gradient was written over"),
+    ((TIED_LOOKUP_ONLY,), "holds only the lookup's gradient (wte.backward)"),
+    (OWN_HEAD, "the head must use wte's table itself, not a copy or a Linear of its own"),
+    (COPIED_TABLE, "the head reads the table as it is now"),
+], ids=["head-only", "lookup-written-over", "lookup-only", "own-head", "copied-table"])
+def test_unit_16s_visible_tying_test_names_the_part_that_is_missing(said, edits, says):
+    """The visible tying cell says what the hidden one says: which of the tied table's two
+    gradients is missing, or that the head has a table of its own."""
+    out = said("16_gpt", "gpt-tying-tests", *edits)
+    assert "the table's gradient sums both uses" not in out and says in out, out
+
+
+def test_unit_16s_other_gradients_pass_their_visible_test_with_the_tie_broken(said):
+    assert said("16_gpt", "gpt-tests", TIED_HEAD_ONLY).endswith("OK\n")
 
 
 def test_unit_16s_visible_test_says_the_positions_are_missing(said):

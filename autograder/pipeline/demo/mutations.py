@@ -6,10 +6,10 @@ is not written here: it is what the mutation audit measures for that mutant (the
 checks that catch it), mapped to the unit's hidden test cells. A student who
 submits the mutated notebook must fail exactly those cells and pass every other.
 
-A mistake in the code that the grader's own timed run trains (``train``,
-``autograder.checks.graded_training``) reaches no check of the audit: such a mutation
-names the visible graded cells it must lose (``loses_run``), and its mutant is no
-catalogue entry.
+The grader's own timed runs (``train``, ``autograder.checks.graded_training``) are no check
+of the audit: a mutation names the visible graded cells of the runs it must lose
+(``loses_run``), measured by grading it. A mistake only the runs see (its mutant no catalogue
+entry) loses those alone; a catalogued one loses its checks' cells and those.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Mutation:
     unit: str
     cell: str                            # the grade id of the solution cell
     edits: tuple[tuple[str, str], ...]   # exact (old, new) replacements
-    loses_run: tuple[str, ...] = ()      # or: the graded run's cells it loses (no catalogue entry)
+    loses_run: tuple[str, ...] = ()      # the graded runs' cells it loses too (measured)
 
     @property
     def student(self) -> str:
@@ -48,9 +48,15 @@ class Mutation:
         return nb
 
     @property
+    def catalogued(self) -> bool:
+        from autograder.mutants import catalogue
+        return any(m.name == self.mutant for m in catalogue())
+
+    @property
     def loses(self) -> object:
-        """What the student must lose, as ``scenario.expected_lost`` reads it."""
-        return set(self.loses_run) if self.loses_run else ("checks", self)
+        """What the student must lose, as ``scenario.expected_lost`` reads it: its checks'
+        cells and ``loses_run`` (``("checks", self)``), or ``loses_run`` alone."""
+        return ("checks", self) if self.catalogued else set(self.loses_run)
 
     def expected_checks(self) -> list[str]:
         """The checks this bug fails in its notebook, as the audit grades the notebook
@@ -163,8 +169,34 @@ MUTATIONS = (
          "attended = self.self_attn.forward(self.norm1(x), is_causal=True)\n"
          "        h = x + attended * (np.random.default_rng().random(np.shape(attended)) >= "
          "self.dropout1.p) / (1 - self.dropout1.p)"),)),
-    # Unit 16: mistakes the grader's runs do not train on (they make their own samples and
-    # decode in their own loop), so each costs its cell and nothing of the runs.
+    # Unit 16: a student per classic mistake. The model's and the optimizer's are trained by
+    # the grader's runs too (loses_run, measured by grading them); the other two the runs do
+    # not train on (they make their own samples and decode in their own loop), so each costs
+    # its cell and nothing of the runs.
+    # The blocks' layers run by hand, the attention called without its causal mask:
+    Mutation("gpt_not_causal", P, "gpt", (
+        ("        self.head_input = self.ln_f(self.blocks(x))\n",
+         "        for block in self.blocks:\n"
+         "            h = x + block.dropout1(block.self_attn.forward(block.norm1(x), is_causal=False))\n"
+         "            x = h + block.dropout2(block.feed_forward(block.norm2(h)))\n"
+         "        self.head_input = self.ln_f(x)\n"),),
+        loses_run=("grade-gpt-sorter", "grade-gpt-namer")),
+    # The position table looked up, and never added:
+    Mutation("gpt_no_position_embeddings", P, "gpt", (
+        ("x = self.wte(idx) + self.wpe(np.arange(idx.shape[1]))",
+         "x, positions = self.wte(idx), self.wpe(np.arange(idx.shape[1]))"),),
+        loses_run=("grade-gpt-sorter",)),
+    # The head's gradient written last, with =, over the lookup's:
+    Mutation("gpt_tied_gradient_not_summed", P, "gpt", (
+        ("        self.wte.weight.grad += (grad_logits.reshape(-1, self.vocab_size).T\n"
+         "                                 @ self.head_input.reshape(-1, width))\n", ""),
+        ("        self.wpe.backward(grad.sum(axis=0))\n",
+         "        self.wpe.backward(grad.sum(axis=0))\n"
+         "        self.wte.weight.grad = (grad_logits.reshape(-1, self.vocab_size).T\n"
+         "                                @ self.head_input.reshape(-1, width))\n"))),
+    Mutation("weight_decay_on_everything", P, "weight-decay-groups", (
+        ('"params": [p for p in params if p.data.ndim >= 2]', '"params": params'),
+        ("[p for p in params if p.data.ndim < 2]", "[]"))),
     Mutation("sort_examples_prompt_counted", P, "sort-examples", (
         ("    Y[:, :PROBLEM_LENGTH - 1] = IGNORE\n", ""),)),
     Mutation("next_token_distribution_not_cropped", P, "generation", (
@@ -178,13 +210,13 @@ MUTATIONS = (
 
 # One bug per solution cell, for Linear one in the forward and one in the backward pass, and
 # unit 13's col2im under the Conv2d built on it, and a student per classic mistake of unit
-# 14's language model and of unit 15's attention and block: what ``make demo`` grades. Every bug of the catalogue is caught by its checks in
-# tests/autograder (the mutation audit, in-process); tests/pipeline grades every
-# mutation above through nbgrader.
+# 14's language model, of unit 15's attention and block and of unit 16's GPT: what ``make
+# demo`` grades. Every bug of the catalogue is caught by its checks in tests/autograder (the
+# mutation audit, in-process); tests/pipeline grades every mutation above through nbgrader.
 REPRESENTATIVE = tuple(m for m in MUTATIONS if m.mutant in (
     "numerical_gradient_not_restoring_x", "rel_error_no_floor",
     "linear_forward_without_bias", "linear_weight_grad_transposed", "col2im_fancy_add",
     "tokenizer_no_boundary", "context_windows_no_end", "context_windows_shifted",
     "embedding_fancy_add", "probabilities_no_temperature", "sample_from_logits",
     "train_on_validation")
-    or m.unit == U)
+    or m.unit in (U, P))

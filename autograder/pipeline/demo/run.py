@@ -10,7 +10,9 @@ in every unit (full marks and zero prove each unit's hidden tests are put back a
 run); every bad submission is handed in (each is a different way to break the
 grader); of the catalogued bugs, a representative few (``REPRESENTATIVE``: one per
 solution cell, a forward and a backward bug of ``Linear``, and one student per classic
-mistake of unit 14's language model and of unit 15's attention and block), each only in its unit. Grading all of them would add a job each and prove nothing the demo is for:
+mistake of unit 14's language model, of unit 15's attention and block and of unit 16's GPT: no
+causal mask, positions not added, the tied gradient not summed, weight decay on everything, the
+prompt counted, the context not cropped), each only in its unit. Grading all of them would add a job each and prove nothing the demo is for:
 the mutation audit runs every catalogued bug through the checks in-process
 (tests/autograder), and tests/pipeline grades every notebook mutation through nbgrader.
 One student carries unit 14's held-out names (``carried``): full marks, and its graded run

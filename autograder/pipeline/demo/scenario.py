@@ -160,7 +160,8 @@ def expected_lost(root: Path, unit: str, loses: object) -> set[str]:
         return {grade_id for grade_id, check in cells.items() if check}
     if isinstance(loses, tuple) and loses[0] == "checks":
         failing = set(loses[1].expected_checks())
-        return {grade_id for grade_id, check in cells.items() if check in failing}
+        checked = {grade_id for grade_id, check in cells.items() if check in failing}
+        return checked | set(loses[1].loses_run)
     return set(loses)
 
 
