@@ -317,15 +317,33 @@ def test_she_hands_in_only_as_herself(hub, alice, bob, instructor):
 
 
 def test_nothing_she_started_outlives_her_server(hub, alice):
-    """Two daemons of hers (``setsid nohup``, a double fork), then JupyterHub stops her server."""
-    alice.shell("(setsid nohup sleep 4242 > /dev/null 2>&1 &); (python3 -c 'import os, time; "
-                "os.fork() and os._exit(0); os.setsid(); time.sleep(4343)' &)")
+    """Two daemons of hers (``setsid nohup``, a double fork), then JupyterHub stops her server.
+
+    Both ignore the hang-up of her terminal closing, as daemons do; the terminal answers before
+    they are through ``exec`` and ``fork``, so the test waits until both are seen (30 s at most).
+    """
+    alice.shell("(setsid nohup sleep 4242 > /dev/null 2>&1 &); (python3 -c 'import os, signal, "
+                "time; signal.signal(signal.SIGHUP, signal.SIG_IGN); os.fork() and os._exit(0); "
+                "os.setsid(); time.sleep(4343)' &)")
     uid = (hub.state / "homes" / "alice").stat().st_uid
-    daemons = [pid for pid in processes_of(uid)
-               if any(n in Path(f"/proc/{pid}/cmdline").read_bytes() for n in (b"4242", b"4343"))]
+    deadline = time.monotonic() + 30
+    while len(daemons := daemons_of(uid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert len(daemons) == 2, processes_of(uid)
     alice.stop()
     assert processes_of(uid) == [] and not os.path.ismount(hub.state / "homes" / "alice")
+
+
+def daemons_of(uid: int) -> list[int]:
+    """Her processes whose command line names 4242 or 4343 (the two daemons' sleeps)."""
+    found = []
+    for pid in processes_of(uid):
+        try:
+            if any(n in Path(f"/proc/{pid}/cmdline").read_bytes() for n in (b"4242", b"4343")):
+                found.append(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
 
 
 class Pulse:
