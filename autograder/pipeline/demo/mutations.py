@@ -30,6 +30,7 @@ class Mutation:
     cell: str                            # the grade id of the solution cell
     edits: tuple[tuple[str, str], ...]   # exact (old, new) replacements
     loses_run: tuple[str, ...] = ()      # the graded runs' cells it loses too (measured)
+    reviewed: bool = False               # its graded run is listed for review (measured)
 
     @property
     def student(self) -> str:
@@ -181,11 +182,12 @@ MUTATIONS = (
          "            x = h + block.dropout2(block.feed_forward(block.norm2(h)))\n"
          "        self.head_input = self.ln_f(x)\n"),),
         loses_run=("grade-gpt-sorter", "grade-gpt-namer")),
-    # The position table looked up, and never added:
+    # The position table looked up, and never added (the grader's rebuilt GPT-2 forward adds it,
+    # so the namer's own forward does clearly better than the rebuilt one: listed for review):
     Mutation("gpt_no_position_embeddings", P, "gpt", (
         ("x = self.wte(idx) + self.wpe(np.arange(idx.shape[1]))",
          "x, positions = self.wte(idx), self.wpe(np.arange(idx.shape[1]))"),),
-        loses_run=("grade-gpt-sorter",)),
+        loses_run=("grade-gpt-sorter",), reviewed=True),
     # The head's gradient written last, with =, over the lookup's:
     Mutation("gpt_tied_gradient_not_summed", P, "gpt", (
         ("        self.wte.weight.grad += (grad_logits.reshape(-1, self.vocab_size).T\n"

@@ -16,7 +16,8 @@ prompt counted, the context not cropped), each only in its unit. Grading all of 
 the mutation audit runs every catalogued bug through the checks in-process
 (tests/autograder), and tests/pipeline grades every notebook mutation through nbgrader.
 One student carries unit 14's held-out names (``carried``): full marks, and its graded run
-must be listed for review, as no other is.
+must be listed for review; so must unit 16's student who never adds the position embeddings
+(``Mutation.reviewed``: its own forward beats the grader's rebuilt one), and no other.
 """
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ generates every unit there (a unit that fails to generate, e.g. one still being
 written, is left out with a message). ``make_class`` lists the students: one hands
 in the reference solutions, one the untouched release notebooks, one per
 catalogued bug (``mutations``), one per bad submission (``bad``) and one who carries unit
-14's held-out names (``carried``: full marks, listed for review); ``submit``
+14's held-out names (``carried``: full marks, listed for review; a bug's student may be listed
+too, ``Mutation.reviewed``); ``submit``
 writes their folders; ``expected_lost`` says which grade cells each must lose.
 """
 from __future__ import annotations
@@ -106,7 +107,8 @@ def make_class(root: Path, made: list[str], with_bad: bool = True,
             print(f"note: mutation {mutation.mutant} left out: {error}", file=sys.stderr)
             continue
         students.append(Student(mutation.student, f"has the bug {mutation.mutant}",
-                                {unit.name: builder}, {unit.name: mutation.loses}))
+                                {unit.name: builder}, {unit.name: mutation.loses},
+                                {unit.name} if mutation.reviewed else set()))
     if with_bad and bad.UNIT in made:
         unit = Unit(bad.UNIT, root)
         ctx = bad.Context(nbformat.read(str(unit.source), as_version=4),
