@@ -12,6 +12,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -85,84 +86,78 @@ def _pictures(page) -> list[bytes]:
     return [images.nth(i).screenshot() for i in range(images.count())]
 
 
-def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
+@contextmanager
+def _running(jupyterlab, notebook: Path, viewport: dict):
+    """A page of headless Chromium on ``notebook`` in JupyterLab, every cell run and the kernel
+    idle again with the widgets' images drawn; the browser closes when the block ends."""
     from playwright.sync_api import sync_playwright
 
     base, token = jupyterlab
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 950})
-            page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
+            page = browser.new_page(viewport=viewport)
+            page.goto(f"{base}/lab/tree/{notebook.name}?token={token}")
             page.wait_for_function(KERNEL_IDLE, timeout=60_000)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector(".jupyter-widgets img", timeout=60_000)
             page.wait_for_function(KERNEL_IDLE, timeout=60_000)
-
-            assert page.locator(".widget-slider").count() >= 6, "sliders did not render"
-            assert page.locator(".widget-dropdown select").count() >= 3, "dropdowns did not render"
-            for name in ("Play", "Step", "Reset"):
-                assert _button(page, name).count() == 1, f"no {name} button"
-            assert page.locator(".jupyter-widgets img").count() == 3
-            assert _epoch(page) == 20, _status(page)
-
-            before = _pictures(page)
-            _button(page, "Step").click()
-            page.wait_for_function("() => document.body.innerText.includes('epoch 21 ')", timeout=20_000)
-            page.wait_for_timeout(500)  # the images arrive with the status
-            after = _pictures(page)
-            assert after[0] != before[0], "the decision boundary picture did not change after Step"
-            assert after[1] != before[1], "the loss curves did not change after Step"
-
-            _button(page, "Play").click()
-            page.wait_for_function("() => /epoch (2[3-9]|[3-9]\\d|\\d{3}) /.test(document.body.innerText)",
-                                   timeout=30_000)
-            _button(page, "Pause").click()
-            _button(page, "Play").wait_for(timeout=20_000)
-            page.wait_for_timeout(1000)  # the epoch under way when Pause arrived finishes
-            paused_at = _epoch(page)
-            page.wait_for_timeout(1500)
-            assert _epoch(page) == paused_at > 21, "training went on after Pause"
-
-            shot = tmp_path / "playground.png"
-            page.locator(".jp-OutputArea-output").last.screenshot(path=str(shot))
-            screenshot(page.locator(".jp-OutputArea-output").last, "playground")
+            yield page
         finally:
             browser.close()
+
+
+def test_playground_renders_steps_and_plays_in_jupyterlab(jupyterlab, tmp_path):
+    with _running(jupyterlab, NOTEBOOK, {"width": 1500, "height": 950}) as page:
+        assert page.locator(".widget-slider").count() >= 6, "sliders did not render"
+        assert page.locator(".widget-dropdown select").count() >= 3, "dropdowns did not render"
+        for name in ("Play", "Step", "Reset"):
+            assert _button(page, name).count() == 1, f"no {name} button"
+        assert page.locator(".jupyter-widgets img").count() == 3
+        assert _epoch(page) == 20, _status(page)
+
+        before = _pictures(page)
+        _button(page, "Step").click()
+        page.wait_for_function("() => document.body.innerText.includes('epoch 21 ')", timeout=20_000)
+        page.wait_for_timeout(500)  # the images arrive with the status
+        after = _pictures(page)
+        assert after[0] != before[0], "the decision boundary picture did not change after Step"
+        assert after[1] != before[1], "the loss curves did not change after Step"
+
+        _button(page, "Play").click()
+        page.wait_for_function("() => /epoch (2[3-9]|[3-9]\\d|\\d{3}) /.test(document.body.innerText)",
+                               timeout=30_000)
+        _button(page, "Pause").click()
+        _button(page, "Play").wait_for(timeout=20_000)
+        page.wait_for_timeout(1000)  # the epoch under way when Pause arrived finishes
+        paused_at = _epoch(page)
+        page.wait_for_timeout(1500)
+        assert _epoch(page) == paused_at > 21, "training went on after Pause"
+
+        shot = tmp_path / "playground.png"
+        page.locator(".jp-OutputArea-output").last.screenshot(path=str(shot))
+        screenshot(page.locator(".jp-OutputArea-output").last, "playground")
     assert shot.stat().st_size > 20_000
 
 
 def test_the_sampler_redraws_for_a_prefix_and_names_a_character_it_lacks(jupyterlab):
-    from playwright.sync_api import sync_playwright
+    with _running(jupyterlab, SAMPLER, {"width": 1300, "height": 900}) as page:
+        assert page.locator(".widget-slider").count() == 2, "the temperature and top-k sliders did not render"
+        assert "names: " in page.locator(".jupyter-widgets").first.inner_text()
+        before = page.locator(".jupyter-widgets img").first.screenshot()
 
-    base, token = jupyterlab
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.goto(f"{base}/lab/tree/{SAMPLER.name}?token={token}")
-            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            page.wait_for_selector(".jupyter-widgets img", timeout=60_000)
-            page.wait_for_function(KERNEL_IDLE, timeout=60_000)
-            assert page.locator(".widget-slider").count() == 2, "the temperature and top-k sliders did not render"
-            assert "names: " in page.locator(".jupyter-widgets").first.inner_text()
-            before = page.locator(".jupyter-widgets img").first.screenshot()
+        prefix = page.locator(".widget-text input").first
+        prefix.fill("ma")
+        page.wait_for_function("() => document.body.innerText.includes(\"after '.ma'\") || "
+                               "document.body.innerText.includes('names: ma')", timeout=20_000)
+        page.wait_for_function(KERNEL_IDLE, timeout=20_000)
+        page.wait_for_timeout(500)
+        assert page.locator(".jupyter-widgets img").first.screenshot() != before, "the bars did not move"
 
-            prefix = page.locator(".widget-text input").first
-            prefix.fill("ma")
-            page.wait_for_function("() => document.body.innerText.includes(\"after '.ma'\") || "
-                                   "document.body.innerText.includes('names: ma')", timeout=20_000)
-            page.wait_for_function(KERNEL_IDLE, timeout=20_000)
-            page.wait_for_timeout(500)
-            assert page.locator(".jupyter-widgets img").first.screenshot() != before, "the bars did not move"
-
-            prefix.fill("mz")
-            page.wait_for_function("() => document.body.innerText.includes('not in the vocabulary')",
-                                   timeout=20_000)
-            assert page.locator(".jupyter-widgets img").count() == 0
-        finally:
-            browser.close()
+        prefix.fill("mz")
+        page.wait_for_function("() => document.body.innerText.includes('not in the vocabulary')",
+                               timeout=20_000)
+        assert page.locator(".jupyter-widgets img").count() == 0
 
 
 def test_a_missing_browser_skips_locally_and_fails_under_ci(monkeypatch, tmp_path):
