@@ -7,7 +7,7 @@ grader's samples, then measured as the grader measures (``autograder.checks.gpt_
 the exact match of greedy decoding on 1,000 new problems, the NLL per character on the
 grader's held-out names. PyTorch trains its twin from the same initial weights on the same batches. Printed: the
 figures of both, the CPU seconds of build + training + measuring, and their ratio (the graded
-budgets: 15 s and 40 s).
+budgets: ``gpt_training.SORTER_BUDGET`` and ``NAMER_BUDGET``, 15 s and 60 s).
 
     python -m bench.gpt_runs [--seeds 0 1 2] [--threads 1] [--dtype float32]
 """
