@@ -109,19 +109,20 @@ def test_the_gpt_benchmarks_steps_follow_the_same_trajectory():
     np.testing.assert_allclose([ours(), ours()], [theirs(), theirs()], rtol=1e-10)
 
 
-def test_the_gpt_runs_benchmarks_contenders_train_the_same_model(monkeypatch):
-    """bench/gpt_runs.py: the reference's recipe and PyTorch's twin, 40 steps from the same
-    weights on the same batches with the same schedule and clipping, reach the same NLL on the
-    test names in float64 (so the two time the same training)."""
+@pytest.mark.parametrize("recipe", ["graded", "reference"])
+def test_the_gpt_runs_benchmarks_contenders_train_the_same_model(recipe):
+    """bench/gpt_runs.py: the reference and PyTorch's twin, 40 steps of either recipe (its own
+    learning rate) from the same weights on the same batches with the same schedule and
+    clipping, reach the same NLL on the test names in float64 (so the two time the same
+    training)."""
     from bench import gpt_runs
     from bench._timing import torch_available
 
     if not torch_available():
         pytest.skip("PyTorch is not installed (the parity extra)")
-    config, _ = gpt_runs.TASKS["namer"]
-    monkeypatch.setitem(gpt_runs.TASKS, "namer",
-                        (config, dict(steps=40, batch_size=16, warmup=10)))
+    config, steps = gpt_runs.RECIPES[recipe]["namer"]
+    short = (config, {**steps, "steps": 40, "batch_size": 16, "warmup": 10, "lr": 1e-2})
     arrays = gpt_runs.samples("namer")
-    ours, _ = gpt_runs.reference_run("namer", 0, np.float64, arrays)
-    theirs, _ = gpt_runs.torch_run("namer", 0, np.float64, arrays)
+    ours, _ = gpt_runs.reference_run("namer", short, 0, np.float64, arrays)
+    theirs, _ = gpt_runs.torch_run("namer", short, 0, np.float64, arrays)
     assert 2.3 < ours < np.log(27) and theirs == pytest.approx(ours, rel=1e-9)

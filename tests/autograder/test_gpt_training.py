@@ -1,6 +1,6 @@
 """Unit 16's graded runs (``autograder.checks.gpt_training`` on ``graded_training``): a real
 kernel defines ``build_sorter``/``train_sorter`` and ``build_namer``/``train_namer`` from
-minitorch_ref's GPT and the notebook's recipe (``minitorch_ref.models.recipes``), with a
+minitorch_ref's GPT and the reference's recipe (``minitorch_ref.models.recipes``), with a
 classic mistake typed in where a test says so; the grader
 trains, decodes and measures from outside, its time the kernel's CPU time read in /proc."""
 from __future__ import annotations
