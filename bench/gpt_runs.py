@@ -25,13 +25,15 @@ from bench._timing import arguments, limit_threads, machine, table, torch_availa
 from bench._twins import torch_gpt
 from minitorch_ref import manual_seed
 from minitorch_ref.models import GPT
-from minitorch_ref.models.recipes import (GRADED_NAMER, GRADED_SORTER, NAMER, NAMER_STEPS,
-                                         SORTER, SORTER_STEPS, train_gpt)
+from minitorch_ref.models.recipes import (GRADED_NAMER, GRADED_NAMER_STEPS, GRADED_SORTER,
+                                         GRADED_SORTER_STEPS, NAMER, NAMER_STEPS, SORTER,
+                                         SORTER_STEPS, train_gpt)
 from minitorch_ref.nn import Parameter
 from minitorch_ref.optim import AdamW, weight_decay_groups
 from minitorch_ref.optim.lr_scheduler import WarmupCosineLR
 
-RECIPES = {"graded": {"sorter": GRADED_SORTER, "namer": GRADED_NAMER},
+RECIPES = {"graded": {"sorter": (GRADED_SORTER, GRADED_SORTER_STEPS),
+                      "namer": (GRADED_NAMER, GRADED_NAMER_STEPS)},
            "reference": {"sorter": (SORTER, SORTER_STEPS), "namer": (NAMER, NAMER_STEPS)}}
 TASKS = ("sorter", "namer")
 

@@ -111,10 +111,10 @@ def test_the_gpt_benchmarks_steps_follow_the_same_trajectory():
 
 @pytest.mark.parametrize("recipe", ["graded", "reference"])
 def test_the_gpt_runs_benchmarks_contenders_train_the_same_model(recipe):
-    """bench/gpt_runs.py: the reference and PyTorch's twin, 40 steps of either recipe (its own
-    learning rate) from the same weights on the same batches with the same schedule and
-    clipping, reach the same NLL on the test names in float64 (so the two time the same
-    training)."""
+    """bench/gpt_runs.py: the reference and PyTorch's twin, 40 steps of either recipe's model
+    at a learning rate other than the default (so the twin must take the recipe's) from the
+    same weights on the same batches with the same schedule and clipping, reach the same NLL on
+    the test names in float64 (so the two time the same training)."""
     from bench import gpt_runs
     from bench._timing import torch_available
 

@@ -3,7 +3,7 @@
 ``SORTER`` sorts six digits (vocabulary 10, context 11) and ``NAMER`` models first names
 (unit 14's 27 tokens, context 16): the reference's own runs, larger and longer than the
 notebook's, the figures the grader's thresholds are set against
-(``autograder.checks.gpt_training``). ``GRADED_SORTER`` and ``GRADED_NAMER`` are the sizes and
+(``autograder.checks.gpt_training``). ``GRADED_SORTER`` and ``GRADED_NAMER`` (and their ``_STEPS``) are the sizes and
 steps of the notebook's solution (``build_sorter``/``train_sorter``, ``build_namer``/
 ``train_namer``), the runs a student who writes the solution hands in. All train with
 ``train_gpt``: AdamW over ``weight_decay_groups``, linear warm-up then cosine decay,
@@ -24,10 +24,10 @@ SORTER = GPTConfig(vocab_size=10, block_size=11, n_layer=2, n_head=4, n_embd=48)
 NAMER = GPTConfig(vocab_size=27, block_size=16, n_layer=2, n_head=4, n_embd=64)
 SORTER_STEPS = dict(steps=300, batch_size=64, warmup=50)
 NAMER_STEPS = dict(steps=1500, batch_size=32, warmup=100)
-GRADED_SORTER = (GPTConfig(vocab_size=10, block_size=11, n_layer=2, n_head=4, n_embd=32),
-                 dict(steps=200, batch_size=64, lr=1e-2, warmup=20))
-GRADED_NAMER = (GPTConfig(vocab_size=27, block_size=16, n_layer=2, n_head=4, n_embd=48),
-                dict(steps=800, batch_size=32, warmup=100))
+GRADED_SORTER = GPTConfig(vocab_size=10, block_size=11, n_layer=2, n_head=4, n_embd=32)
+GRADED_NAMER = GPTConfig(vocab_size=27, block_size=16, n_layer=2, n_head=4, n_embd=48)
+GRADED_SORTER_STEPS = dict(steps=200, batch_size=64, lr=1e-2, warmup=20)
+GRADED_NAMER_STEPS = dict(steps=800, batch_size=32, warmup=100)
 LOG_EVERY = 100      # steps per entry of the history
 
 

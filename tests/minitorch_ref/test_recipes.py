@@ -14,7 +14,8 @@ from course.datasets import sorting_problems
 from minitorch_ref import manual_seed
 from minitorch_ref.data import sort_examples
 from minitorch_ref.models import GPTConfig
-from minitorch_ref.models.recipes import GRADED_NAMER, GRADED_SORTER, SORTER, build, train_gpt
+from minitorch_ref.models.recipes import (GRADED_NAMER, GRADED_NAMER_STEPS, GRADED_SORTER,
+                                         GRADED_SORTER_STEPS, SORTER, build, train_gpt)
 
 TINY = GPTConfig(vocab_size=10, block_size=11, n_layer=1, n_head=2, n_embd=16)
 
@@ -55,10 +56,10 @@ def _solution_keywords(function: str) -> dict:
     raise AssertionError(f"no {function} in source/16_gpt/16_gpt.ipynb")
 
 
-@pytest.mark.parametrize("build_name, train_name, recipe", [
-    ("build_sorter", "train_sorter", GRADED_SORTER), ("build_namer", "train_namer", GRADED_NAMER)])
-def test_the_graded_recipes_are_the_notebooks_solution(build_name, train_name, recipe):
-    config, steps = recipe
+@pytest.mark.parametrize("build_name, train_name, config, steps", [
+    ("build_sorter", "train_sorter", GRADED_SORTER, GRADED_SORTER_STEPS),
+    ("build_namer", "train_namer", GRADED_NAMER, GRADED_NAMER_STEPS)])
+def test_the_graded_recipes_are_the_notebooks_solution(build_name, train_name, config, steps):
     sizes = _solution_keywords(build_name)
     assert sizes == {k: v for k, v in dataclasses.asdict(config).items() if k in sizes}
     assert {"n_layer", "n_head", "n_embd"} <= set(sizes)
